@@ -1,0 +1,1 @@
+//! Shared data generators for the aggforge benches.

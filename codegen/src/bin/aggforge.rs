@@ -1,0 +1,2 @@
+//! The `aggforge` command line tool.
+fn main() {}

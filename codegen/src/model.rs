@@ -1,0 +1,478 @@
+//! The intermediate model: what the spec files say, resolved and
+//! validated. Every emitter (Rust today, Cranelift later) renders from this
+//! model, never from raw TOML.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a spec item was written, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Spec file path as given to the loader (e.g. `specs/extreme.toml`).
+    pub file: PathBuf,
+    /// 1-based line number.
+    pub line: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// Rust carrier of one value of a type row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Carrier {
+    /// `i8`
+    I8,
+    /// `i16`
+    I16,
+    /// `i32`
+    I32,
+    /// `i64`
+    I64,
+    /// `i128`
+    I128,
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+    /// `bool`
+    Bool,
+    /// Epoch milliseconds plus nano-of-millisecond (runtime `Timestamp`).
+    Timestamp,
+    /// Borrowed UTF-8 bytes.
+    Bytes,
+}
+
+/// How a type row's values are read from and written to Arrow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// `PrimitiveArray` values slice plus validity bitmap.
+    Primitive,
+    /// `BooleanArray` bits.
+    Boolean,
+    /// `Decimal128Array`, narrowed to the carrier.
+    Decimal,
+    /// `Struct{millisecond: Int64, nano_of_millisecond: Int32}`.
+    Timestamp,
+    /// `StringArray`, values borrowed as bytes.
+    Utf8,
+}
+
+/// MIN/MAX comparison rule, as Flink's generated code compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Java primitive `<`/`>`: NaN never replaces nor is replaced; ties keep the first.
+    Primitive,
+    /// Total order of a signed integer carrier.
+    Signed,
+    /// `false < true`.
+    Boolean,
+    /// Unsigned lexicographic bytes.
+    Bytes,
+    /// Milliseconds, then nano-of-millisecond.
+    Timestamp,
+}
+
+/// Result equality used to suppress unchanged results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Equality {
+    /// Java `==` on the carrier (NaN != NaN, -0.0 == 0.0).
+    Primitive,
+    /// Value equality.
+    Exact,
+}
+
+/// Arithmetic class of a type row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Numeric {
+    /// Two's-complement integers.
+    Integer,
+    /// IEEE floating point.
+    Float,
+    /// Scaled decimals.
+    Decimal,
+    /// No arithmetic (temporal, boolean, string).
+    None,
+}
+
+/// One `[[type]]` row of `types.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeRow {
+    /// Name spec entries use, e.g. `DECIMAL_18`.
+    pub name: String,
+    /// SQL family it matches, e.g. `DECIMAL`.
+    pub sql: String,
+    /// Inclusive precision range, for parametric types.
+    pub precision: Option<(u8, u8)>,
+    /// Arrow type spelling, e.g. `Time32(Millisecond)`.
+    pub arrow: String,
+    /// Rust carrier.
+    pub carrier: Carrier,
+    /// Arrow access pattern.
+    pub access: Access,
+    /// MIN/MAX order.
+    pub order: Order,
+    /// Result equality.
+    pub equality: Equality,
+    /// Arithmetic class.
+    pub numeric: Numeric,
+    /// Where the row starts.
+    pub location: Location,
+}
+
+/// An aggregate function a spec entry can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Function {
+    /// MIN(x)
+    Min,
+    /// MAX(x)
+    Max,
+    /// COUNT(*)
+    CountStar,
+    /// COUNT(x)
+    Count,
+    /// SUM(x)
+    Sum,
+    /// $SUM0(x)
+    Sum0,
+    /// AVG(x)
+    Avg,
+}
+
+impl Function {
+    /// Every function, in listing order.
+    pub const ALL: [Function; 7] = [
+        Function::Min,
+        Function::Max,
+        Function::CountStar,
+        Function::Count,
+        Function::Sum,
+        Function::Sum0,
+        Function::Avg,
+    ];
+
+    /// Spec spelling: `MIN`, `MAX`, `COUNT_STAR`, `COUNT`, `SUM`, `SUM0`, `AVG`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Function::Min => "MIN",
+            Function::Max => "MAX",
+            Function::CountStar => "COUNT_STAR",
+            Function::Count => "COUNT",
+            Function::Sum => "SUM",
+            Function::Sum0 => "SUM0",
+            Function::Avg => "AVG",
+        }
+    }
+
+    /// Parses the spec spelling (case-insensitive).
+    pub fn parse(text: &str) -> Option<Function> {
+        Function::ALL
+            .into_iter()
+            .find(|f| f.as_str().eq_ignore_ascii_case(text))
+    }
+
+    /// Number of arguments (0 for COUNT(*)).
+    pub fn arity(&self) -> usize {
+        match self {
+            Function::CountStar => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// A state template: the shape of per-group state and its kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StateTemplate {
+    /// One running extreme per group (insert-only MIN/MAX).
+    RunningExtreme,
+    /// One BIGINT count of rows.
+    CountStar,
+    /// One BIGINT count of non-NULL values.
+    Count,
+    /// Nullable running sum.
+    Sum,
+    /// Running sum starting at zero.
+    Sum0,
+    /// Sum plus count.
+    Avg,
+}
+
+impl StateTemplate {
+    /// Every template.
+    pub const ALL: [StateTemplate; 6] = [
+        StateTemplate::RunningExtreme,
+        StateTemplate::CountStar,
+        StateTemplate::Count,
+        StateTemplate::Sum,
+        StateTemplate::Sum0,
+        StateTemplate::Avg,
+    ];
+
+    /// Spec spelling.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            StateTemplate::RunningExtreme => "running_extreme",
+            StateTemplate::CountStar => "count_star",
+            StateTemplate::Count => "count",
+            StateTemplate::Sum => "sum",
+            StateTemplate::Sum0 => "sum0",
+            StateTemplate::Avg => "avg",
+        }
+    }
+
+    /// Parses the spec spelling.
+    pub fn parse(text: &str) -> Option<StateTemplate> {
+        StateTemplate::ALL.into_iter().find(|t| t.as_str() == text)
+    }
+}
+
+/// An aggregation phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    /// Stateful, raw rows in, changelog out.
+    Single,
+    /// Stateless per bundle, raw rows in, partials out.
+    Local,
+    /// Stateful, partials in, changelog out.
+    Global,
+}
+
+impl Phase {
+    /// Every phase.
+    pub const ALL: [Phase; 3] = [Phase::Single, Phase::Local, Phase::Global];
+
+    /// Spec spelling.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Phase::Single => "single",
+            Phase::Local => "local",
+            Phase::Global => "global",
+        }
+    }
+
+    /// Parses the spec spelling (case-insensitive).
+    pub fn parse(text: &str) -> Option<Phase> {
+        Phase::ALL
+            .into_iter()
+            .find(|p| p.as_str().eq_ignore_ascii_case(text))
+    }
+}
+
+/// Whether an entry accepts retractions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum InputMode {
+    /// Only +I rows.
+    InsertOnly,
+    /// +I, -U, +U, -D rows.
+    Retracting,
+}
+
+impl InputMode {
+    /// Spec spelling.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            InputMode::InsertOnly => "insert_only",
+            InputMode::Retracting => "retracting",
+        }
+    }
+
+    /// Parses the spec spelling.
+    pub fn parse(text: &str) -> Option<InputMode> {
+        [InputMode::InsertOnly, InputMode::Retracting]
+            .into_iter()
+            .find(|m| m.as_str() == text)
+    }
+}
+
+/// The scale part of a `DECIMAL(p, s)` type expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScaleExpr {
+    /// `s`: the argument's scale.
+    Arg,
+    /// A fixed scale.
+    Fixed(u8),
+    /// `max(n, s)`.
+    AtLeast(u8),
+}
+
+/// A type expression in `partial` and `result`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TypeExpr {
+    /// `arg`: the argument's own type.
+    Arg,
+    /// A `types.toml` row by name, e.g. `BIGINT`.
+    Named(String),
+    /// `DECIMAL(p, s)` with `s` possibly derived from the argument.
+    Decimal {
+        /// Result precision.
+        precision: u8,
+        /// Result scale rule.
+        scale: ScaleExpr,
+    },
+}
+
+/// One field of a partial (two-phase) layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartialField {
+    /// Flink's accumulator field name.
+    pub name: String,
+    /// Its type.
+    pub ty: TypeExpr,
+}
+
+/// What SUM does when the sum leaves the carrier's range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Overflow {
+    /// Two's-complement wrap in the input type.
+    Wrap,
+    /// IEEE arithmetic.
+    Ieee,
+    /// DECIMAL: the sum becomes NULL past 38 digits.
+    Null,
+}
+
+/// How AVG divides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Division {
+    /// Integer division truncating toward zero.
+    Truncate,
+    /// Floating-point division.
+    Float,
+    /// Decimal division rounded HALF_UP to the result scale.
+    HalfUp,
+}
+
+/// Template parameters of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Params {
+    /// SUM/SUM0 overflow rule.
+    pub overflow: Option<Overflow>,
+    /// AVG division rule.
+    pub division: Option<Division>,
+}
+
+/// One `[[entry]]` of a family file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Functions the entry specializes.
+    pub functions: Vec<Function>,
+    /// Input mode.
+    pub input: InputMode,
+    /// DISTINCT variant.
+    pub distinct: bool,
+    /// State template.
+    pub state: StateTemplate,
+    /// Supported phases.
+    pub phases: Vec<Phase>,
+    /// Type row names (empty for COUNT(*)).
+    pub types: Vec<String>,
+    /// Two-phase layout.
+    pub partial: Vec<PartialField>,
+    /// Result type.
+    pub result: TypeExpr,
+    /// Template parameters.
+    pub params: Params,
+    /// Where the entry starts.
+    pub location: Location,
+}
+
+/// All validated specs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecSet {
+    /// Rows of `types.toml`, in file order.
+    pub types: Vec<TypeRow>,
+    /// Entries of every family file, files in name order.
+    pub entries: Vec<Entry>,
+}
+
+/// One monomorphized accumulator: a function over one type row (none for
+/// COUNT(*)) as one entry declares it.
+#[derive(Debug, Clone, Copy)]
+pub struct Specialization<'a> {
+    /// The function.
+    pub function: Function,
+    /// The argument's type row.
+    pub ty: Option<&'a TypeRow>,
+    /// The declaring entry.
+    pub entry: &'a Entry,
+}
+
+impl SpecSet {
+    /// A type row by name.
+    pub fn type_row(&self, name: &str) -> Option<&TypeRow> {
+        self.types.iter().find(|t| t.name == name)
+    }
+
+    /// Every specialization, in entry order.
+    pub fn specializations(&self) -> Vec<Specialization<'_>> {
+        let mut out = Vec::new();
+        for entry in &self.entries {
+            for &function in &entry.functions {
+                if entry.types.is_empty() {
+                    out.push(Specialization {
+                        function,
+                        ty: None,
+                        entry,
+                    });
+                }
+                for name in &entry.types {
+                    if let Some(ty) = self.type_row(name) {
+                        out.push(Specialization {
+                            function,
+                            ty: Some(ty),
+                            entry,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Specialization<'_> {
+    /// Rust identifier of the generated struct, e.g. `MinInt`,
+    /// `SumDecimal18`, `CountStar`; `Distinct`/`Retract` suffixes mark
+    /// those variants.
+    pub fn ident(&self) -> String {
+        let mut name = camel(self.function.as_str());
+        if let Some(ty) = self.ty {
+            name.push_str(&camel(&ty.name));
+        }
+        if self.entry.distinct {
+            name.push_str("Distinct");
+        }
+        if self.entry.input == InputMode::Retracting {
+            name.push_str("Retract");
+        }
+        name
+    }
+
+    /// Display name, e.g. `MIN<INT>/insert_only`.
+    pub fn display_name(&self) -> String {
+        let ty = self.ty.map(|t| t.name.as_str()).unwrap_or("*");
+        let distinct = if self.entry.distinct { " DISTINCT" } else { "" };
+        format!(
+            "{}{distinct}<{ty}>/{}",
+            self.function.as_str(),
+            self.entry.input.as_str()
+        )
+    }
+}
+
+/// `DECIMAL_18` -> `Decimal18`, `COUNT_STAR` -> `CountStar`.
+fn camel(text: &str) -> String {
+    text.split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let lower = part.to_ascii_lowercase();
+            let mut chars = lower.chars();
+            match chars.next() {
+                Some(first) => first.to_ascii_uppercase().to_string() + chars.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,94 @@
+//! The interface every generated accumulator implements, and the batch
+//! view the operators hand it.
+//!
+//! An accumulator holds one aggregate call's state for many groups, as
+//! columnar vectors indexed by dense `u32` group id. The operators own the
+//! group table and the changelog; accumulators only fold values.
+
+use arrow_array::{ArrayRef, BooleanArray};
+use arrow_schema::DataType;
+
+use crate::error::Result;
+
+/// One batch of input for one aggregate call.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchUpdate<'a> {
+    /// The call's argument columns (empty for COUNT(*)).
+    pub args: &'a [ArrayRef],
+    /// Group id of every row; each is below the accumulator's `num_groups`.
+    pub group_ids: &'a [u32],
+    /// FILTER (WHERE ...) column: a row counts only where it is true.
+    pub filter: Option<&'a BooleanArray>,
+    /// Flink row kinds (0 +I, 1 -U, 2 +U, 3 -D); `None` means insert-only.
+    pub row_kinds: Option<&'a [i8]>,
+}
+
+impl BatchUpdate<'_> {
+    /// Number of rows in the batch.
+    pub fn len(&self) -> usize {
+        self.group_ids.len()
+    }
+
+    /// True when the batch has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.group_ids.is_empty()
+    }
+}
+
+/// Columnar state of one aggregate call over many groups.
+///
+/// Methods that a phase never calls may return
+/// [`AggError::Unsupported`](crate::error::AggError::Unsupported).
+pub trait GroupAccumulator: Send + std::fmt::Debug {
+    /// Specialization name, e.g. `MIN<INT>/insert_only`, shown by EXPLAIN.
+    fn name(&self) -> &'static str;
+
+    /// Arrow type of the call's result.
+    fn result_type(&self) -> DataType;
+
+    /// Arrow types of the partial (two-phase) layout, in Flink's order.
+    fn partial_types(&self) -> Vec<DataType>;
+
+    /// Arrow types of the snapshot columns.
+    fn state_types(&self) -> Vec<DataType>;
+
+    /// Number of groups state is held for.
+    fn num_groups(&self) -> usize;
+
+    /// Bytes one more group costs, for memory-budget checks made before
+    /// state grows.
+    fn bytes_per_group(&self) -> usize;
+
+    /// Grows state to `total_groups`; new groups take the initial state.
+    fn resize(&mut self, total_groups: usize);
+
+    /// Folds a batch of raw rows.
+    fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()>;
+
+    /// Folds a batch of raw rows and returns, for every row, the call's
+    /// result right after that row was applied (immediate emission). Sets
+    /// `changed[row]` when that result differs from the one before the row
+    /// under Flink's record-equaliser rules; never clears a flag.
+    fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef>;
+
+    /// Merges partial columns (Flink layout) into the given groups.
+    fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()>;
+
+    /// The current result of each listed group.
+    fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef>;
+
+    /// The partial columns (Flink layout) of each listed group.
+    fn partials(&self, groups: &[u32]) -> Result<Vec<ArrayRef>>;
+
+    /// The state columns of each listed group, for snapshots.
+    fn snapshot(&self, groups: &[u32]) -> Result<Vec<ArrayRef>>;
+
+    /// Sets the state of each listed group from snapshot columns.
+    fn restore(&mut self, state: &[ArrayRef], groups: &[u32]) -> Result<()>;
+
+    /// Drops every group (the local phase does this after each bundle).
+    fn reset(&mut self);
+
+    /// Bytes of state held, heap included.
+    fn memory_bytes(&self) -> usize;
+}

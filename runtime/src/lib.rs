@@ -1,0 +1,7 @@
+//! aggforge runtime: group tables, generated accumulators, the single,
+//! local and global group-aggregate operators with Flink's changelog,
+//! snapshots partitioned by key group, and memory accounting.
+
+pub mod accumulator;
+pub mod error;
+pub mod types;
