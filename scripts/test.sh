@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every check CI runs: formatting, clippy with warnings denied, and all
+# tests of the workspace. Usage: scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== rustfmt"
+cargo fmt --all -- --check
+echo "== clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== spec check"
+cargo run --quiet --locked -p aggforge-codegen --bin aggforge -- check
+echo "== tests"
+cargo test --workspace --locked
