@@ -234,17 +234,17 @@ fn parse_file<T: for<'de> Deserialize<'de>>(
     errors: &mut Vec<SpecError>,
 ) -> Vec<RawItem<T>> {
     let (document, syntax_errors) = DeTable::parse_recoverable(text);
-    if !syntax_errors.is_empty() {
-        for error in syntax_errors {
-            let span = error.span().unwrap_or(0..0);
-            errors.push(SpecError::new(
-                source.location(&span),
-                format!(
-                    "TOML syntax error: {}; fix the syntax",
-                    error.message().trim_end()
-                ),
-            ));
-        }
+    // Error recovery after the first syntax error mostly reports its echoes,
+    // so only the first one is shown.
+    if let Some(error) = syntax_errors.first() {
+        let span = error.span().unwrap_or(0..0);
+        errors.push(SpecError::new(
+            source.location(&span),
+            format!(
+                "TOML syntax error: {}; fix the syntax",
+                error.message().trim_end()
+            ),
+        ));
         return Vec::new();
     }
     let mut items = Vec::new();
