@@ -210,7 +210,7 @@ fn overlapping_precision_ranges() {
     assert_row_error(
         &text,
         15,
-        &["precision [10, 38] of SQL DECIMAL overlaps row `DECIMAL_18` (specs/types.toml:4) covering [1, 18]"],
+        &["row `DECIMAL_38` covers precisions [10, 38] of SQL DECIMAL, which overlaps row `DECIMAL_18` (specs/types.toml:4) covering precisions [1, 18]"],
     );
 }
 
@@ -339,4 +339,14 @@ fn several_errors_are_all_reported_in_line_order() {
         shown.contains("\nspecs/types.toml:9: unknown numeric `nope`"),
         "{shown}"
     );
+}
+
+#[test]
+fn overlap_with_a_row_without_range_says_so() {
+    let second = with_line(INT_ROW, 2, "name = \"INT_TOO\"");
+    let text = format!("{INT_ROW}\n{second}");
+    let errors = errors(&[("specs/types.toml", &text)]);
+    assert_error(&errors, "specs/types.toml", 12, &[
+        "row `INT_TOO` covers every precision of SQL INT, which overlaps row `INT` (specs/types.toml:2) covering every precision",
+    ]);
 }
