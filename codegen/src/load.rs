@@ -110,7 +110,14 @@ pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecS
         let source = Source::new(path, text);
         families.extend(parse_file::<RawEntry>(&source, text, "entry", &mut errors));
     }
-    let order: Vec<PathBuf> = sorted.iter().map(|(p, _)| p.clone()).collect();
+    // Errors are reported for types.toml first: entry errors may follow from
+    // a broken type row.
+    let order: Vec<PathBuf> = sorted
+        .iter()
+        .filter(|(p, _)| is_types(p))
+        .chain(sorted.iter().filter(|(p, _)| !is_types(p)))
+        .map(|(p, _)| p.clone())
+        .collect();
     crate::validate::validate(types, families, errors, &order)
 }
 
