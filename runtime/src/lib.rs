@@ -4,4 +4,5 @@
 
 pub mod accumulator;
 pub mod error;
+pub mod kernel;
 pub mod types;
