@@ -1,0 +1,1 @@
+//! Coverage matrix (todo).
