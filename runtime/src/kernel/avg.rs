@@ -32,11 +32,23 @@ pub trait AvgRule: 'static {
     /// The sum a fresh group starts with.
     fn zero() -> <Self::Sum as Binding>::Owned;
     /// Adds one non-NULL argument value; clears `valid` on overflow to NULL.
-    fn add(sum: &mut <Self::Sum as Binding>::Owned, valid: &mut bool, value: <Self::In as Binding>::Ref<'_>);
+    fn add(
+        sum: &mut <Self::Sum as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::In as Binding>::Ref<'_>,
+    );
     /// Adds one non-NULL partial sum; clears `valid` on overflow to NULL.
-    fn merge(sum: &mut <Self::Sum as Binding>::Owned, valid: &mut bool, value: <Self::Sum as Binding>::Ref<'_>);
+    fn merge(
+        sum: &mut <Self::Sum as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::Sum as Binding>::Ref<'_>,
+    );
     /// `sum / count` as the result type (count is non-zero); `None` is NULL.
-    fn finish(sum: <Self::Sum as Binding>::Ref<'_>, count: i64, scales: Scales) -> Option<<Self::Out as Binding>::Owned>;
+    fn finish(
+        sum: <Self::Sum as Binding>::Ref<'_>,
+        count: i64,
+        scales: Scales,
+    ) -> Option<<Self::Out as Binding>::Owned>;
     /// Result equality used to suppress unchanged results.
     fn same(a: <Self::Out as Binding>::Ref<'_>, b: <Self::Out as Binding>::Ref<'_>) -> bool;
 }
@@ -50,7 +62,9 @@ pub struct AvgState<R: AvgRule> {
 
 impl<R: AvgRule> fmt::Debug for AvgState<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AvgState").field("groups", &self.sums.len()).finish()
+        f.debug_struct("AvgState")
+            .field("groups", &self.sums.len())
+            .finish()
     }
 }
 
@@ -114,7 +128,12 @@ impl<R: AvgRule> AvgState<R> {
 
     /// Folds the selected rows of a bound argument column.
     #[inline]
-    pub fn update(&mut self, column: <R::In as Binding>::Reader<'_>, rows: &Rows, group_ids: &[u32]) {
+    pub fn update(
+        &mut self,
+        column: <R::In as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+    ) {
         let group_ids = &group_ids[..rows.len()];
         let sums = &mut self.sums[..];
         let valid = &mut self.valid[..];
@@ -160,7 +179,11 @@ impl<R: AvgRule> AvgState<R> {
             let g = g as usize;
             let before = self.result(g, scales);
             if rows.selected(i) {
-                R::add(&mut self.sums[g], &mut self.valid[g], R::In::get(&column, i));
+                R::add(
+                    &mut self.sums[g],
+                    &mut self.valid[g],
+                    R::In::get(&column, i),
+                );
                 self.counts[g] = self.counts[g].wrapping_add(1);
             }
             let after = self.result(g, scales);
@@ -189,7 +212,11 @@ impl<R: AvgRule> AvgState<R> {
         for (i, &g) in group_ids.iter().enumerate() {
             let g = group_index(g, self.sums.len(), name)?;
             if sum_column.is_valid(i) {
-                R::merge(&mut self.sums[g], &mut self.valid[g], R::Sum::get(&sums_in, i));
+                R::merge(
+                    &mut self.sums[g],
+                    &mut self.valid[g],
+                    R::Sum::get(&sums_in, i),
+                );
             } else {
                 self.valid[g] = false;
             }
@@ -201,7 +228,13 @@ impl<R: AvgRule> AvgState<R> {
     }
 
     /// The results of the listed groups.
-    pub fn evaluate(&self, groups: &[u32], scales: Scales, result_type: &DataType, name: &str) -> Result<ArrayRef> {
+    pub fn evaluate(
+        &self,
+        groups: &[u32],
+        scales: Scales,
+        result_type: &DataType,
+        name: &str,
+    ) -> Result<ArrayRef> {
         let mut out = Vec::with_capacity(groups.len());
         let mut out_valid = Vec::with_capacity(groups.len());
         for &g in groups {
@@ -214,7 +247,12 @@ impl<R: AvgRule> AvgState<R> {
     }
 
     /// The partial (and snapshot) columns `[sum, count]` of the listed groups.
-    pub fn partials(&self, groups: &[u32], sum_type: &DataType, name: &str) -> Result<Vec<ArrayRef>> {
+    pub fn partials(
+        &self,
+        groups: &[u32],
+        sum_type: &DataType,
+        name: &str,
+    ) -> Result<Vec<ArrayRef>> {
         let mut sums = Vec::with_capacity(groups.len());
         let mut valid = Vec::with_capacity(groups.len());
         let mut counts = Vec::with_capacity(groups.len());
@@ -249,15 +287,26 @@ impl<R: AvgRule> AvgState<R> {
                 self.sums[g] = R::zero();
                 self.valid[g] = false;
             }
-            self.counts[g] = if counts_in.is_valid(i) { counts_in.value(i) } else { 0 };
+            self.counts[g] = if counts_in.is_valid(i) {
+                counts_in.value(i)
+            } else {
+                0
+            };
         }
         Ok(())
     }
 
     /// Sets `changed[i]` where two result columns differ.
-    pub fn mark_changed(before: &ArrayRef, after: &ArrayRef, changed: &mut [bool], name: &str) -> Result<()> {
+    pub fn mark_changed(
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+        name: &str,
+    ) -> Result<()> {
         if before.len() != after.len() || changed.len() < before.len() {
-            return Err(AggError::Input(format!("{name}: mark_changed lengths differ")));
+            return Err(AggError::Input(format!(
+                "{name}: mark_changed lengths differ"
+            )));
         }
         let a = R::Out::bind(before, name)?;
         let b = R::Out::bind(after, name)?;

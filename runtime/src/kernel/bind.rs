@@ -207,7 +207,13 @@ impl Binding for Ts {
     type Reader<'a> = (&'a [i64], &'a [i32]);
 
     fn bind<'a>(column: &'a ArrayRef, name: &str) -> Result<(&'a [i64], &'a [i32])> {
-        let bad = || wrong(column, "Struct{millisecond: Int64, nano_of_millisecond: Int32}", name);
+        let bad = || {
+            wrong(
+                column,
+                "Struct{millisecond: Int64, nano_of_millisecond: Int32}",
+                name,
+            )
+        };
         let array = column
             .as_any()
             .downcast_ref::<StructArray>()
@@ -291,9 +297,9 @@ impl Binding for Utf8 {
             .zip(&valid)
             .map(|(bytes, &ok)| {
                 if ok {
-                    std::str::from_utf8(bytes).map(Some).map_err(|e| {
-                        AggError::Input(format!("string state is not UTF-8: {e}"))
-                    })
+                    std::str::from_utf8(bytes)
+                        .map(Some)
+                        .map_err(|e| AggError::Input(format!("string state is not UTF-8: {e}")))
                 } else {
                     Ok(None)
                 }

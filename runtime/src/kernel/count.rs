@@ -65,7 +65,12 @@ impl Counts {
     }
 
     /// Counts like [`Counts::update`], returning each row's count after it.
-    pub fn update_traced(&mut self, rows: &Rows, group_ids: &[u32], changed: &mut [bool]) -> Result<ArrayRef> {
+    pub fn update_traced(
+        &mut self,
+        rows: &Rows,
+        group_ids: &[u32],
+        changed: &mut [bool],
+    ) -> Result<ArrayRef> {
         if changed.len() < rows.len() {
             return Err(AggError::Input(format!(
                 "changed flags hold {} rows, batch has {}",
@@ -103,9 +108,10 @@ impl Counts {
         let out = groups
             .iter()
             .map(|&g| {
-                self.values.get(g as usize).copied().ok_or_else(|| {
-                    AggError::Input(format!("{name}: group id {g} out of range"))
-                })
+                self.values
+                    .get(g as usize)
+                    .copied()
+                    .ok_or_else(|| AggError::Input(format!("{name}: group id {g} out of range")))
             })
             .collect::<Result<Vec<i64>>>()?;
         Ok(Arc::new(Int64Array::from(out)))
@@ -115,20 +121,32 @@ impl Counts {
     pub fn restore(&mut self, column: &ArrayRef, groups: &[u32], name: &str) -> Result<()> {
         let column = int64(column, name)?;
         for (i, &g) in groups.iter().enumerate() {
-            let slot = self.values.get_mut(g as usize).ok_or_else(|| {
-                AggError::Input(format!("{name}: group id {g} out of range"))
-            })?;
-            *slot = if column.is_valid(i) { column.value(i) } else { 0 };
+            let slot = self
+                .values
+                .get_mut(g as usize)
+                .ok_or_else(|| AggError::Input(format!("{name}: group id {g} out of range")))?;
+            *slot = if column.is_valid(i) {
+                column.value(i)
+            } else {
+                0
+            };
         }
         Ok(())
     }
 
     /// Sets `changed[i]` where two count columns differ.
-    pub fn mark_changed(before: &ArrayRef, after: &ArrayRef, changed: &mut [bool], name: &str) -> Result<()> {
+    pub fn mark_changed(
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+        name: &str,
+    ) -> Result<()> {
         let a = int64(before, name)?;
         let b = int64(after, name)?;
         if a.len() != b.len() || changed.len() < a.len() {
-            return Err(AggError::Input(format!("{name}: mark_changed lengths differ")));
+            return Err(AggError::Input(format!(
+                "{name}: mark_changed lengths differ"
+            )));
         }
         for i in 0..a.len() {
             let differs = match (a.is_valid(i), b.is_valid(i)) {

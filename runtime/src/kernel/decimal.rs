@@ -128,6 +128,9 @@ mod tests {
         let n = MAX_38;
         assert_eq!(avg_38(n, 3, 38, 38), Some(MAX_38 / 3));
         // 2/3 at scale 38: 0.666..67 (38 digits, rounded up in step 1).
-        assert_eq!(avg_38(2 * 10i128.pow(37), 3, 37, 38), Some(MAX_38 / 3 * 2 + 1));
+        assert_eq!(
+            avg_38(2 * 10i128.pow(37), 3, 37, 38),
+            Some(MAX_38 / 3 * 2 + 1)
+        );
     }
 }

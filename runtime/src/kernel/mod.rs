@@ -142,3 +142,32 @@ pub fn arg_scale(arg: &crate::types::SqlType) -> i8 {
 pub fn decimal38(scale: i8, at_least: i8) -> DataType {
     DataType::Decimal128(38, scale.max(at_least))
 }
+
+/// `Decimal128(p, s)` of a DECIMAL argument.
+pub fn decimal_type(arg: &crate::types::SqlType) -> Result<DataType> {
+    match arg {
+        crate::types::SqlType::Decimal { precision, scale } => {
+            Ok(DataType::Decimal128(*precision, *scale))
+        }
+        other => Err(AggError::Plan(format!(
+            "expected a DECIMAL argument, got {other}"
+        ))),
+    }
+}
+
+/// Fails unless the argument's SQL type maps to the type row a
+/// specialization was generated for.
+pub fn check_type_row(
+    arg: &crate::types::SqlType,
+    row: &str,
+    found: Option<&str>,
+    name: &str,
+) -> Result<()> {
+    if found == Some(row) {
+        Ok(())
+    } else {
+        Err(AggError::Plan(format!(
+            "{name} is specialized for type row {row}, but the argument is {arg}"
+        )))
+    }
+}

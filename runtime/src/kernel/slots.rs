@@ -26,9 +26,17 @@ pub trait SlotRule: 'static {
     /// Value a fresh group holds (an identity where the fold is branch-free).
     fn initial() -> <Self::Acc as Binding>::Owned;
     /// Folds one non-NULL argument value.
-    fn fold(acc: &mut <Self::Acc as Binding>::Owned, valid: &mut bool, value: <Self::In as Binding>::Ref<'_>);
+    fn fold(
+        acc: &mut <Self::Acc as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::In as Binding>::Ref<'_>,
+    );
     /// Folds one non-NULL partial value.
-    fn merge(acc: &mut <Self::Acc as Binding>::Owned, valid: &mut bool, value: <Self::Acc as Binding>::Ref<'_>);
+    fn merge(
+        acc: &mut <Self::Acc as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::Acc as Binding>::Ref<'_>,
+    );
     /// Result equality used to suppress unchanged results.
     fn same(a: <Self::Acc as Binding>::Ref<'_>, b: <Self::Acc as Binding>::Ref<'_>) -> bool;
 }
@@ -41,7 +49,9 @@ pub struct Slots<R: SlotRule> {
 
 impl<R: SlotRule> fmt::Debug for Slots<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Slots").field("groups", &self.values.len()).finish()
+        f.debug_struct("Slots")
+            .field("groups", &self.values.len())
+            .finish()
     }
 }
 
@@ -103,7 +113,12 @@ impl<R: SlotRule> Slots<R> {
 
     /// Folds the selected rows of a bound argument column.
     #[inline]
-    pub fn update(&mut self, column: <R::In as Binding>::Reader<'_>, rows: &Rows, group_ids: &[u32]) {
+    pub fn update(
+        &mut self,
+        column: <R::In as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+    ) {
         let group_ids = &group_ids[..rows.len()];
         let values = &mut self.values[..];
         let valid = &mut self.valid[..];
@@ -138,7 +153,11 @@ impl<R: SlotRule> Slots<R> {
             let g = g as usize;
             let differs = if rows.selected(i) {
                 let before = (self.valid[g], self.values[g].clone());
-                R::fold(&mut self.values[g], &mut self.valid[g], R::In::get(&column, i));
+                R::fold(
+                    &mut self.values[g],
+                    &mut self.valid[g],
+                    R::In::get(&column, i),
+                );
                 !self.same_as(g, before.0, &before.1)
             } else {
                 !self.same_as(g, self.valid[g], &self.values[g])
@@ -218,7 +237,12 @@ impl<R: SlotRule> Slots<R> {
 
     /// Sets `changed[i]` where `before[i]` and `after[i]` differ under
     /// [`SlotRule::same`] (NULL equals NULL).
-    pub fn mark_changed(before: &ArrayRef, after: &ArrayRef, changed: &mut [bool], name: &str) -> Result<()> {
+    pub fn mark_changed(
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+        name: &str,
+    ) -> Result<()> {
         if before.len() != after.len() || changed.len() < before.len() {
             return Err(AggError::Input(format!(
                 "{name}: mark_changed got {} and {} rows for {} flags",
