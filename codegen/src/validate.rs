@@ -19,8 +19,7 @@ use crate::error::{SpecError, SpecErrors};
 use crate::load::{RawEntry, RawItem, RawTypeRow};
 use crate::model::{Location, SpecSet};
 
-pub(crate) use entries::template_for;
-pub(crate) use suggest::unknown_name;
+pub use suggest::unknown_name;
 
 /// Validates raw rows and entries; `errors` holds errors found while
 /// reading; `order` is the file order errors are reported in.

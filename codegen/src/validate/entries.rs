@@ -28,7 +28,7 @@ pub(crate) struct CheckedEntry {
 }
 
 /// The template a function's state needs.
-pub(crate) fn template_for(function: Function) -> StateTemplate {
+fn template_for(function: Function) -> StateTemplate {
     match function {
         Function::Min | Function::Max => StateTemplate::RunningExtreme,
         Function::CountStar => StateTemplate::CountStar,

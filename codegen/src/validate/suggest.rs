@@ -18,7 +18,7 @@ pub(crate) fn closest<'a>(
 
 /// `unknown {what} `x`; did you mean `y`? (known: a, b, c)`, without the
 /// suggestion when nothing is close.
-pub(crate) fn unknown_name<'a>(
+pub fn unknown_name<'a>(
     what: &str,
     input: &str,
     candidates: impl IntoIterator<Item = &'a str> + Clone,
