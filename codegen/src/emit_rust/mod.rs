@@ -137,17 +137,6 @@ pub fn find<'a>(
     type_row: Option<&str>,
 ) -> Result<Specialization<'a>, String> {
     let all = specs.specializations();
-    let known = || {
-        let mut names: Vec<String> = all
-            .iter()
-            .map(|s| match s.ty {
-                Some(t) => format!("{} {}", s.function.as_str(), t.name),
-                None => s.function.as_str().to_string(),
-            })
-            .collect();
-        names.dedup();
-        names.join(", ")
-    };
     let Some(func) = Function::parse(function) else {
         let functions: Vec<&str> = Function::ALL.iter().map(|f| f.as_str()).collect();
         return Err(format!(
@@ -182,11 +171,18 @@ pub fn find<'a>(
         .collect();
     matches.sort_by_key(|s| (s.entry.input, s.entry.distinct));
     matches.into_iter().next().ok_or_else(|| {
+        let mut rows: Vec<&str> = all
+            .iter()
+            .filter(|s| s.function == func)
+            .map(|s| s.ty.map(|t| t.name.as_str()).unwrap_or("(no argument)"))
+            .collect();
+        rows.dedup();
         format!(
-            "no specialization for {} {}; known specializations: {}",
+            "no specialization for {} {}; {} is specialized for: {}",
             func.as_str(),
             type_row.unwrap_or("(no argument)"),
-            known()
+            func.as_str(),
+            if rows.is_empty() { "nothing".to_string() } else { rows.join(", ") }
         )
     })
 }
