@@ -1,6 +1,7 @@
 //! aggforge-codegen: the spec model, its validation, and the emitters that
 //! turn specs into Rust.
 pub mod coverage;
+pub mod emit_rust;
 pub mod error;
 pub mod load;
 pub mod model;

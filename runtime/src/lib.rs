@@ -3,5 +3,10 @@
 //! snapshots partitioned by key group, and memory accounting.
 
 pub mod accumulator;
+#[cfg(feature = "datafusion")]
+pub mod datafusion;
 pub mod error;
+pub mod generated;
+pub mod kernel;
+pub mod registry;
 pub mod types;
