@@ -24,6 +24,8 @@ import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.plan.utils.ChangelogPlanUtils;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 
 import dev.aggforge.flink.arrow.ArrowTypes;
 
@@ -82,15 +84,28 @@ public final class AggregateDescriber {
         if (agg.partialFinalType() != PartialFinalType.NONE) {
             reasons.add("split distinct aggregation (" + agg.partialFinalType() + ")");
         }
+        checkPartials(agg.getRowType(), agg.grouping().length, reasons);
+        boolean insertOnly = ChangelogPlanUtils.inputInsertOnly(agg);
+        // The same AggregateInfoList the node derives its output type from: over retractions
+        // Flink inserts (or reuses) a COUNT(*) whose partial counts records for the global phase.
+        AggregateInfoList infos =
+                AggregateUtil.transformToStreamAggregateInfoList(
+                        (FlinkTypeFactory) agg.getCluster().getTypeFactory(),
+                        FlinkTypeFactory.toLogicalRowType(agg.getInput().getRowType()),
+                        agg.aggCalls(),
+                        retractions,
+                        !insertOnly,
+                        false,
+                        true);
         return build(
                 agg,
                 AggregateDescriptor.Phase.LOCAL,
-                ChangelogPlanUtils.inputInsertOnly(agg),
+                insertOnly,
                 true,
                 false,
                 0,
                 inputCalls(agg.getInput().getRowType(), calls, retractions),
-                -1,
+                countStarPartial(infos, agg.grouping().length),
                 config,
                 reasons);
     }
@@ -108,6 +123,7 @@ public final class AggregateDescriber {
         if (agg.partialFinalType() != PartialFinalType.NONE) {
             reasons.add("split distinct aggregation (" + agg.partialFinalType() + ")");
         }
+        checkPartials(agg.getInput().getRowType(), agg.grouping().length, reasons);
         if (infos.distinctInfos().length > 0) {
             reasons.add("DISTINCT in a two-phase plan (distinct-view partials are not described)");
         }
@@ -217,6 +233,20 @@ public final class AggregateDescriber {
                 String.join("; ", reasons));
     }
 
+    /** The partial column of the record-counting COUNT(*) (keys come first), or -1. */
+    private static int countStarPartial(AggregateInfoList infos, int keyCount) {
+        if (infos.indexOfCountStar().isEmpty()) {
+            return -1;
+        }
+        int index = (Integer) infos.indexOfCountStar().get();
+        int offset = keyCount;
+        AggregateInfo[] aggInfos = infos.aggInfos();
+        for (int i = 0; i < index; i++) {
+            offset += aggInfos[i].externalAccTypes().length;
+        }
+        return offset;
+    }
+
     /** Calls whose arguments and filter are columns of the operator's own input. */
     private static List<AggregateDescriptor.Call> inputCalls(
             RelDataType input, List<AggregateCall> calls, boolean[] retractions) {
@@ -268,13 +298,35 @@ public final class AggregateDescriber {
         return types;
     }
 
-    /** Flink's serializable type string without nullability, e.g. {@code DECIMAL(38, 2)}. */
+    /**
+     * Flink's serializable type string without nullability, e.g. {@code DECIMAL(38, 2)}; for
+     * types that are or hold RAW or STRUCTURED types (accumulators with data views) the summary
+     * string, as their serializable form embeds a serialized snapshot.
+     */
     static String typeText(LogicalType type) {
         LogicalType nullable = type.copy(true);
+        if (LogicalTypeChecks.hasNested(nullable, AggregateDescriber::isOpaque) || isOpaque(nullable)) {
+            return nullable.asSummaryString();
+        }
         try {
             return nullable.asSerializableString();
         } catch (RuntimeException e) {
             return nullable.asSummaryString();
+        }
+    }
+
+    private static boolean isOpaque(LogicalType type) {
+        return type.is(LogicalTypeRoot.RAW) || type.is(LogicalTypeRoot.STRUCTURED_TYPE);
+    }
+
+    /** Adds a reason for each partial column (after the keys) that has no Arrow layout. */
+    private static void checkPartials(RelDataType partials, int keyCount, List<String> reasons) {
+        List<RelDataTypeField> fields = partials.getFieldList();
+        for (int i = keyCount; i < fields.size(); i++) {
+            LogicalType type = FlinkTypeFactory.toLogicalType(fields.get(i).getType());
+            if (!ArrowTypes.isSupported(type)) {
+                reasons.add("partial column " + i + " has type " + typeText(type));
+            }
         }
     }
 

@@ -33,7 +33,8 @@ import java.util.stream.Collectors;
  * key_types=INT
  * input_types=INT;DOUBLE
  * output_types=INT;DOUBLE
- * count_star_column=-1          global: the partial column of the record-counting COUNT(*)
+ * count_star_column=-1          the partial column of the COUNT(*) that counts records over a
+ *                               retracting input: local = in its output, global = in its input
  * calls=1
  * call.0.function=MIN           MIN MAX COUNT COUNT_STAR SUM SUM0 AVG, or Flink's name otherwise
  * call.0.args=1
@@ -59,7 +60,8 @@ import java.util.stream.Collectors;
  * @param keyTypes SQL types of the grouping keys
  * @param inputTypes SQL types of every input column
  * @param outputTypes SQL types of every output column
- * @param countStarColumn global phase: input column of the record-count partial, else -1
+ * @param countStarColumn local phase: output column, global phase: input column, of the
+ *     record-counting COUNT(*) partial; else -1
  * @param calls the aggregate calls in output order
  * @param unsupported empty, or why the Java side cannot hand this operator to the runtime
  */
