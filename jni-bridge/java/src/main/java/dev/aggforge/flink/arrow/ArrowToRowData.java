@@ -1,0 +1,380 @@
+package dev.aggforge.flink.arrow;
+
+import java.util.List;
+
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeMilliVector;
+import org.apache.arrow.vector.TimeStampMilliVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.StructVector;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.core.memory.MemorySegmentFactory;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
+
+/**
+ * Reads an output batch of a native group aggregate (the output row's columns, key columns then
+ * result columns, followed by an Int8 {@code $row_kind} column) back into Flink rows.
+ *
+ * <p>{@link #read(int)} fills and returns one reused {@link BinaryRowData} (the same object on
+ * every call), with its {@link RowKind} set. That is the contract Flink's own aggregate
+ * operators follow for their output rows: a consumer that keeps a row copies it (Flink's chaining
+ * copies rows unless object reuse is on, and its operators copy what they store). Fixed-width
+ * fields, compact DECIMAL and TIMESTAMP(p &lt;= 3) are written without per-row allocation; strings
+ * allocate a small wrapper, non-compact DECIMAL and TIMESTAMP(p &gt; 3) a value object (as
+ * Flink's getters do).
+ *
+ * <p>Not thread-safe.
+ */
+public final class ArrowToRowData {
+
+    private final RowType outputType;
+    private final Field[] expected;
+    private final ColumnReader[] readers;
+    private final BinaryRowData row;
+    private final BinaryRowWriter writer;
+    private TinyIntVector rowKind;
+    private int rowCount;
+
+    /** Creates a reader for batches whose value columns are the fields of {@code outputType}. */
+    public ArrowToRowData(RowType outputType) {
+        this.outputType = outputType;
+        int arity = outputType.getFieldCount();
+        this.expected = new Field[arity];
+        this.readers = new ColumnReader[arity];
+        for (int i = 0; i < arity; i++) {
+            expected[i] =
+                    ArrowTypes.fieldFor(outputType.getFieldNames().get(i), outputType.getTypeAt(i));
+            readers[i] = readerFor(outputType.getTypeAt(i), i);
+        }
+        this.row = new BinaryRowData(arity);
+        this.writer = new BinaryRowWriter(row);
+    }
+
+    /**
+     * Binds a batch. Its first columns must be the output row's fields in order, with the Arrow
+     * types of {@link ArrowTypes}; the {@code $row_kind} column must be present.
+     *
+     * @throws IllegalArgumentException if the batch does not have that layout
+     */
+    public void bind(VectorSchemaRoot batch) {
+        List<FieldVector> vectors = batch.getFieldVectors();
+        if (vectors.size() != readers.length + 1) {
+            throw new IllegalArgumentException(
+                    "output batch has "
+                            + vectors.size()
+                            + " columns, expected "
+                            + readers.length
+                            + " value columns and "
+                            + ArrowTypes.ROW_KIND
+                            + " for "
+                            + outputType);
+        }
+        for (int i = 0; i < readers.length; i++) {
+            FieldVector vector = vectors.get(i);
+            if (!sameLayout(expected[i], vector.getField())) {
+                throw new IllegalArgumentException(
+                        "output column "
+                                + i
+                                + " is "
+                                + vector.getField()
+                                + " but "
+                                + outputType.getTypeAt(i)
+                                + " needs "
+                                + expected[i]);
+            }
+            readers[i].bind(vector);
+        }
+        FieldVector kinds = vectors.get(readers.length);
+        if (!(kinds instanceof TinyIntVector) || !ArrowTypes.ROW_KIND.equals(kinds.getName())) {
+            throw new IllegalArgumentException(
+                    "the last output column must be Int8 "
+                            + ArrowTypes.ROW_KIND
+                            + ", found "
+                            + kinds.getField());
+        }
+        this.rowKind = (TinyIntVector) kinds;
+        this.rowCount = batch.getRowCount();
+    }
+
+    /** Rows in the bound batch. */
+    public int rowCount() {
+        return rowCount;
+    }
+
+    /**
+     * Returns row {@code index} of the bound batch, in the reused row object.
+     *
+     * @throws IllegalArgumentException if the row-kind byte is not a Flink RowKind
+     */
+    public RowData read(int index) {
+        writer.reset();
+        for (ColumnReader reader : readers) {
+            reader.read(index, writer);
+        }
+        writer.complete();
+        row.setRowKind(RowKind.fromByteValue(rowKind.get(index)));
+        return row;
+    }
+
+    private static boolean sameLayout(Field want, Field have) {
+        if (!want.getType().equals(have.getType())) {
+            return false;
+        }
+        List<Field> wantChildren = want.getChildren();
+        List<Field> haveChildren = have.getChildren();
+        if (wantChildren.size() != haveChildren.size()) {
+            return false;
+        }
+        for (int i = 0; i < wantChildren.size(); i++) {
+            if (!wantChildren.get(i).getName().equals(haveChildren.get(i).getName())
+                    || !sameLayout(wantChildren.get(i), haveChildren.get(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private static ColumnReader readerFor(LogicalType type, int pos) {
+        switch (type.getTypeRoot()) {
+            case TINYINT:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeByte(pos, ((TinyIntVector) vector).get(index));
+                    }
+                };
+            case SMALLINT:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeShort(pos, ((SmallIntVector) vector).get(index));
+                    }
+                };
+            case INTEGER:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeInt(pos, ((IntVector) vector).get(index));
+                    }
+                };
+            case DATE:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeInt(pos, ((DateDayVector) vector).get(index));
+                    }
+                };
+            case TIME_WITHOUT_TIME_ZONE:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeInt(pos, ((TimeMilliVector) vector).get(index));
+                    }
+                };
+            case BIGINT:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeLong(pos, ((BigIntVector) vector).get(index));
+                    }
+                };
+            case FLOAT:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeFloat(pos, ((Float4Vector) vector).get(index));
+                    }
+                };
+            case DOUBLE:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeDouble(pos, ((Float8Vector) vector).get(index));
+                    }
+                };
+            case BOOLEAN:
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeBoolean(pos, ((BitVector) vector).get(index) != 0);
+                    }
+                };
+            case DECIMAL:
+                return new DecimalReader(pos, (DecimalType) type);
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                int precision = ArrowTypes.timestampPrecision(type);
+                if (precision <= 3) {
+                    // Compact timestamps are the epoch millis in the slot, as written by
+                    // BinaryRowWriter.writeTimestamp.
+                    return new ColumnReader(pos) {
+                        @Override
+                        void value(int index, BinaryRowWriter out) {
+                            out.writeLong(pos, ((TimeStampMilliVector) vector).get(index));
+                        }
+                    };
+                }
+                return new TimestampStructReader(pos, precision);
+            case CHAR:
+            case VARCHAR:
+                return new StringReader(pos);
+            default:
+                throw new ArrowTypes.UnsupportedTypeException(type);
+        }
+    }
+
+    /** Copies one column of the bound batch into the row writer. */
+    private abstract static class ColumnReader {
+        final int pos;
+        FieldVector vector;
+
+        ColumnReader(int pos) {
+            this.pos = pos;
+        }
+
+        void bind(FieldVector vector) {
+            this.vector = vector;
+        }
+
+        final void read(int index, BinaryRowWriter out) {
+            if (vector.isNull(index)) {
+                writeNull(out);
+            } else {
+                value(index, out);
+            }
+        }
+
+        void writeNull(BinaryRowWriter out) {
+            out.setNullAt(pos);
+        }
+
+        abstract void value(int index, BinaryRowWriter out);
+    }
+
+    private static final class DecimalReader extends ColumnReader {
+        private final int precision;
+        private final int scale;
+        private final boolean compact;
+
+        DecimalReader(int pos, DecimalType type) {
+            super(pos);
+            this.precision = type.getPrecision();
+            this.scale = type.getScale();
+            this.compact = DecimalData.isCompact(precision);
+        }
+
+        @Override
+        void writeNull(BinaryRowWriter out) {
+            if (compact) {
+                out.setNullAt(pos);
+            } else {
+                out.writeDecimal(pos, null, precision); // reserves the var-part slot
+            }
+        }
+
+        @Override
+        void value(int index, BinaryRowWriter out) {
+            DecimalVector decimals = (DecimalVector) vector;
+            if (compact) {
+                ArrowBuf data = decimals.getDataBuffer();
+                long offset = (long) index * DecimalVector.TYPE_WIDTH;
+                long low = data.getLong(offset);
+                long high = data.getLong(offset + 8);
+                if (high != (low >> 63)) {
+                    throw new IllegalArgumentException(
+                            "DECIMAL(" + precision + ", " + scale + ") value at row " + index
+                                    + " does not fit its precision");
+                }
+                out.writeLong(pos, low);
+            } else {
+                DecimalData value =
+                        DecimalData.fromBigDecimal(decimals.getObjectNotNull(index), precision, scale);
+                if (value == null) {
+                    throw new IllegalArgumentException(
+                            "DECIMAL(" + precision + ", " + scale + ") value at row " + index
+                                    + " does not fit its precision");
+                }
+                out.writeDecimal(pos, value, precision);
+            }
+        }
+    }
+
+    private static final class TimestampStructReader extends ColumnReader {
+        private final int precision;
+        private BigIntVector millis;
+        private IntVector nanos;
+
+        TimestampStructReader(int pos, int precision) {
+            super(pos);
+            this.precision = precision;
+        }
+
+        @Override
+        void bind(FieldVector vector) {
+            super.bind(vector);
+            StructVector struct = (StructVector) vector;
+            this.millis = (BigIntVector) struct.getChild(ArrowTypes.TS_MILLIS);
+            this.nanos = (IntVector) struct.getChild(ArrowTypes.TS_NANOS);
+        }
+
+        @Override
+        void writeNull(BinaryRowWriter out) {
+            out.writeTimestamp(pos, null, precision); // reserves the var-part slot
+        }
+
+        @Override
+        void value(int index, BinaryRowWriter out) {
+            out.writeTimestamp(
+                    pos,
+                    TimestampData.fromEpochMillis(millis.get(index), nanos.get(index)),
+                    precision);
+        }
+    }
+
+    private static final class StringReader extends ColumnReader {
+        private byte[] scratch = new byte[64];
+        private MemorySegment[] segments = {MemorySegmentFactory.wrap(scratch)};
+
+        StringReader(int pos) {
+            super(pos);
+        }
+
+        @Override
+        void value(int index, BinaryRowWriter out) {
+            VarCharVector strings = (VarCharVector) vector;
+            ArrowBuf offsets = strings.getOffsetBuffer();
+            int start = offsets.getInt((long) index * VarCharVector.OFFSET_WIDTH);
+            int end = offsets.getInt((long) (index + 1) * VarCharVector.OFFSET_WIDTH);
+            int length = end - start;
+            if (scratch.length < length) {
+                scratch = new byte[Math.max(length, scratch.length * 2)];
+                segments = new MemorySegment[] {MemorySegmentFactory.wrap(scratch)};
+            }
+            strings.getDataBuffer().getBytes(start, scratch, 0, length);
+            out.writeString(pos, BinaryStringData.fromAddress(segments, 0, length));
+        }
+    }
+}

@@ -1,0 +1,560 @@
+package dev.aggforge.flink.arrow;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeMilliVector;
+import org.apache.arrow.vector.TimeStampMilliVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.StructVector;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryRowData;
+import org.apache.flink.table.data.binary.BinarySegmentUtils;
+import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * Appends Flink {@link RowData} rows, column by column, into reusable Arrow vectors: the input
+ * batch of a native group aggregate (key columns, argument columns and, optionally, an Int8
+ * {@code $row_kind} column from {@link RowData#getRowKind()}).
+ *
+ * <p>Usage per batch: {@link #append} each row, {@link #finish} to get the batch, hand it over,
+ * then {@link #reset} before the next batch. Vectors and their buffers are reused across batches
+ * (they only grow). The hot path allocates no objects per row for fixed-width types, compact
+ * DECIMAL (p &lt;= 18), TIMESTAMP, and strings; rows that are {@link BinaryRowData} (what Flink's
+ * network and state deliver) are read straight from their memory segments, other RowData
+ * implementations through the RowData getters. Non-compact DECIMAL (p &gt; 18) values of
+ * non-binary rows go through {@link DecimalData#toUnscaledBytes()}, which allocates.
+ *
+ * <p>Column layout follows {@link ArrowTypes}. Not thread-safe.
+ */
+public final class RowDataToArrow implements AutoCloseable {
+
+    private final VectorSchemaRoot root;
+    private final ColumnWriter[] writers;
+    private final TinyIntVector rowKind;
+    private int count;
+
+    /**
+     * Creates a transposer for {@code columns} of rows of type {@code inputType}.
+     *
+     * @param allocator allocator for the vectors (closed by the caller after {@link #close()})
+     * @param inputType the type of the rows that will be appended
+     * @param columns the input field indexes to copy, in batch column order (repeats allowed)
+     * @param withRowKind whether to add the {@code $row_kind} column as the last column
+     * @param initialCapacity rows to pre-allocate for
+     * @throws ArrowTypes.UnsupportedTypeException if a column's type has no Arrow layout
+     */
+    public RowDataToArrow(
+            BufferAllocator allocator,
+            RowType inputType,
+            int[] columns,
+            boolean withRowKind,
+            int initialCapacity) {
+        Schema schema = schemaFor(inputType, columns, withRowKind);
+        this.root = VectorSchemaRoot.create(schema, allocator);
+        List<FieldVector> vectors = root.getFieldVectors();
+        this.writers = new ColumnWriter[columns.length];
+        for (int i = 0; i < columns.length; i++) {
+            writers[i] =
+                    writerFor(inputType.getTypeAt(columns[i]), columns[i], vectors.get(i));
+        }
+        this.rowKind = withRowKind ? (TinyIntVector) vectors.get(columns.length) : null;
+        for (FieldVector vector : vectors) {
+            vector.setInitialCapacity(Math.max(1, initialCapacity));
+            vector.allocateNew();
+        }
+    }
+
+    /**
+     * The Arrow schema of the batches: one field per entry of {@code columns} named after the
+     * input field (suffixed {@code #i} when a name repeats), then {@code $row_kind} if requested.
+     */
+    public static Schema schemaFor(RowType inputType, int[] columns, boolean withRowKind) {
+        List<Field> fields = new ArrayList<>(columns.length + 1);
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < columns.length; i++) {
+            int column = columns[i];
+            if (column < 0 || column >= inputType.getFieldCount()) {
+                throw new IllegalArgumentException(
+                        "column " + column + " is outside the input row of arity "
+                                + inputType.getFieldCount());
+            }
+            String name = inputType.getFieldNames().get(column);
+            if (!names.add(name) || ArrowTypes.ROW_KIND.equals(name)) {
+                name = name + "#" + i;
+                names.add(name);
+            }
+            fields.add(ArrowTypes.fieldFor(name, inputType.getTypeAt(column)));
+        }
+        if (withRowKind) {
+            fields.add(ArrowTypes.rowKindField());
+        }
+        return new Schema(fields);
+    }
+
+    /** Appends one row (its row kind too, if the batch has a {@code $row_kind} column). */
+    public void append(RowData row) {
+        int index = count;
+        for (ColumnWriter writer : writers) {
+            writer.write(row, index);
+        }
+        if (rowKind != null) {
+            rowKind.setSafe(index, row.getRowKind().toByteValue());
+        }
+        count = index + 1;
+    }
+
+    /** Rows appended since the last {@link #reset()}. */
+    public int rowCount() {
+        return count;
+    }
+
+    /**
+     * Seals the current batch (value counts and row count) and returns it. The root stays owned
+     * by this object and is valid until {@link #reset()} or {@link #close()}.
+     */
+    public VectorSchemaRoot finish() {
+        for (FieldVector vector : root.getFieldVectors()) {
+            vector.setValueCount(count);
+        }
+        root.setRowCount(count);
+        return root;
+    }
+
+    /** Clears the batch for reuse, keeping the allocated buffers. */
+    public void reset() {
+        for (FieldVector vector : root.getFieldVectors()) {
+            vector.reset();
+        }
+        root.setRowCount(0);
+        count = 0;
+    }
+
+    /** The reusable batch root (its contents are only meaningful after {@link #finish()}). */
+    public VectorSchemaRoot root() {
+        return root;
+    }
+
+    /** Releases the vectors' buffers. */
+    @Override
+    public void close() {
+        root.close();
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private static ColumnWriter writerFor(LogicalType type, int pos, FieldVector vector) {
+        switch (type.getTypeRoot()) {
+            case TINYINT:
+                return new TinyIntWriter(pos, (TinyIntVector) vector);
+            case SMALLINT:
+                return new SmallIntWriter(pos, (SmallIntVector) vector);
+            case INTEGER:
+                return new IntWriter(pos, (IntVector) vector);
+            case DATE:
+                return new DateWriter(pos, (DateDayVector) vector);
+            case TIME_WITHOUT_TIME_ZONE:
+                return new TimeWriter(pos, (TimeMilliVector) vector);
+            case BIGINT:
+                return new BigIntWriter(pos, (BigIntVector) vector);
+            case FLOAT:
+                return new FloatWriter(pos, (Float4Vector) vector);
+            case DOUBLE:
+                return new DoubleWriter(pos, (Float8Vector) vector);
+            case BOOLEAN:
+                return new BooleanWriter(pos, (BitVector) vector);
+            case DECIMAL:
+                DecimalType decimal = (DecimalType) type;
+                return new DecimalWriter(
+                        pos, decimal.getPrecision(), decimal.getScale(), (DecimalVector) vector);
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                int precision = ArrowTypes.timestampPrecision(type);
+                if (precision <= 3) {
+                    return new TimestampMilliWriter(pos, precision, (TimeStampMilliVector) vector);
+                }
+                return new TimestampStructWriter(pos, precision, (StructVector) vector);
+            case CHAR:
+            case VARCHAR:
+                return new StringWriter(pos, (VarCharVector) vector);
+            default:
+                throw new ArrowTypes.UnsupportedTypeException(type);
+        }
+    }
+
+    /** Writes one input field into one vector. */
+    private abstract static class ColumnWriter {
+        final int pos;
+
+        ColumnWriter(int pos) {
+            this.pos = pos;
+        }
+
+        abstract void write(RowData row, int index);
+    }
+
+    private static final class TinyIntWriter extends ColumnWriter {
+        private final TinyIntVector vector;
+
+        TinyIntWriter(int pos, TinyIntVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getByte(pos));
+            }
+        }
+    }
+
+    private static final class SmallIntWriter extends ColumnWriter {
+        private final SmallIntVector vector;
+
+        SmallIntWriter(int pos, SmallIntVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getShort(pos));
+            }
+        }
+    }
+
+    private static final class IntWriter extends ColumnWriter {
+        private final IntVector vector;
+
+        IntWriter(int pos, IntVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getInt(pos));
+            }
+        }
+    }
+
+    private static final class DateWriter extends ColumnWriter {
+        private final DateDayVector vector;
+
+        DateWriter(int pos, DateDayVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getInt(pos));
+            }
+        }
+    }
+
+    private static final class TimeWriter extends ColumnWriter {
+        private final TimeMilliVector vector;
+
+        TimeWriter(int pos, TimeMilliVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getInt(pos));
+            }
+        }
+    }
+
+    private static final class BigIntWriter extends ColumnWriter {
+        private final BigIntVector vector;
+
+        BigIntWriter(int pos, BigIntVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getLong(pos));
+            }
+        }
+    }
+
+    private static final class FloatWriter extends ColumnWriter {
+        private final Float4Vector vector;
+
+        FloatWriter(int pos, Float4Vector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getFloat(pos));
+            }
+        }
+    }
+
+    private static final class DoubleWriter extends ColumnWriter {
+        private final Float8Vector vector;
+
+        DoubleWriter(int pos, Float8Vector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getDouble(pos));
+            }
+        }
+    }
+
+    private static final class BooleanWriter extends ColumnWriter {
+        private final BitVector vector;
+
+        BooleanWriter(int pos, BitVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else {
+                vector.setSafe(index, row.getBoolean(pos) ? 1 : 0);
+            }
+        }
+    }
+
+    private static final class DecimalWriter extends ColumnWriter {
+        private final int precision;
+        private final int scale;
+        private final boolean compact;
+        private final DecimalVector vector;
+        private final byte[] scratch = new byte[16];
+
+        DecimalWriter(int pos, int precision, int scale, DecimalVector vector) {
+            super(pos);
+            this.precision = precision;
+            this.scale = scale;
+            this.compact = DecimalData.isCompact(precision);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else if (row instanceof BinaryRowData) {
+                // Compact: the slot holds the unscaled long. Otherwise the slot holds
+                // (offset << 32 | length) of BigInteger.toByteArray() bytes in the var part.
+                long slot = row.getLong(pos);
+                if (compact) {
+                    vector.setSafe(index, slot);
+                } else {
+                    BinaryRowData binary = (BinaryRowData) row;
+                    int length = (int) slot;
+                    BinarySegmentUtils.copyToBytes(
+                            binary.getSegments(),
+                            binary.getOffset() + (int) (slot >>> 32),
+                            scratch,
+                            0,
+                            length);
+                    putBigEndian(index, scratch, length);
+                }
+            } else {
+                DecimalData value = row.getDecimal(pos, precision, scale);
+                if (compact) {
+                    vector.setSafe(index, value.toUnscaledLong());
+                } else {
+                    byte[] bytes = value.toUnscaledBytes();
+                    putBigEndian(index, bytes, bytes.length);
+                }
+            }
+        }
+
+        /** Writes a big-endian two's complement integer of 1..16 bytes as a Decimal128. */
+        private void putBigEndian(int index, byte[] bytes, int length) {
+            long high = bytes[0] < 0 ? -1L : 0L;
+            long low = high;
+            for (int i = 0; i < length; i++) {
+                high = (high << 8) | (low >>> 56);
+                low = (low << 8) | (bytes[i] & 0xFFL);
+            }
+            vector.setSafe(index, 0L); // grows the buffers and marks the slot valid
+            ArrowBuf data = vector.getDataBuffer();
+            long offset = (long) index * DecimalVector.TYPE_WIDTH;
+            data.setLong(offset, low);
+            data.setLong(offset + 8, high);
+        }
+    }
+
+    private static final class TimestampMilliWriter extends ColumnWriter {
+        private final int precision;
+        private final TimeStampMilliVector vector;
+
+        TimestampMilliWriter(int pos, int precision, TimeStampMilliVector vector) {
+            super(pos);
+            this.precision = precision;
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else if (row instanceof BinaryRowData) {
+                vector.setSafe(index, row.getLong(pos)); // compact: the slot holds epoch millis
+            } else {
+                vector.setSafe(index, row.getTimestamp(pos, precision).getMillisecond());
+            }
+        }
+    }
+
+    private static final class TimestampStructWriter extends ColumnWriter {
+        private final int precision;
+        private final StructVector vector;
+        private final BigIntVector millis;
+        private final IntVector nanos;
+
+        TimestampStructWriter(int pos, int precision, StructVector vector) {
+            super(pos);
+            this.precision = precision;
+            this.vector = vector;
+            this.millis = (BigIntVector) vector.getChild(ArrowTypes.TS_MILLIS);
+            this.nanos = (IntVector) vector.getChild(ArrowTypes.TS_NANOS);
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+                millis.setSafe(index, 0L);
+                nanos.setSafe(index, 0);
+                return;
+            }
+            vector.setIndexDefined(index);
+            if (row instanceof BinaryRowData) {
+                // The slot holds (offset << 32 | nanoOfMillisecond); the millis sit at offset.
+                BinaryRowData binary = (BinaryRowData) row;
+                long slot = row.getLong(pos);
+                millis.setSafe(
+                        index,
+                        BinarySegmentUtils.getLong(
+                                binary.getSegments(), binary.getOffset() + (int) (slot >>> 32)));
+                nanos.setSafe(index, (int) slot);
+            } else {
+                TimestampData value = row.getTimestamp(pos, precision);
+                millis.setSafe(index, value.getMillisecond());
+                nanos.setSafe(index, value.getNanoOfMillisecond());
+            }
+        }
+    }
+
+    private static final class StringWriter extends ColumnWriter {
+        private final VarCharVector vector;
+        private byte[] scratch = new byte[64];
+
+        StringWriter(int pos, VarCharVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+            } else if (row instanceof BinaryRowData && BinarySegmentUtils.LITTLE_ENDIAN) {
+                writeBinarySlot((BinaryRowData) row, index);
+            } else {
+                writeStringData(row.getString(pos), index);
+            }
+        }
+
+        /**
+         * Strings of at most 7 UTF-8 bytes sit in the slot itself (mark bit 63, length in bits
+         * 56..58, bytes in slot order); longer ones are (offset << 32 | length) into the row.
+         */
+        private void writeBinarySlot(BinaryRowData row, int index) {
+            long slot = row.getLong(pos);
+            if (slot < 0) {
+                int length = (int) ((slot >>> 56) & 0x7F);
+                for (int i = 0; i < length; i++) {
+                    scratch[i] = (byte) (slot >>> (i << 3));
+                }
+                vector.setSafe(index, scratch, 0, length);
+            } else {
+                int length = (int) slot;
+                copyAndSet(row.getSegments(), row.getOffset() + (int) (slot >>> 32), length, index);
+            }
+        }
+
+        private void writeStringData(StringData value, int index) {
+            BinaryStringData string = (BinaryStringData) value;
+            // getSegments() materializes a string that only had its Java form.
+            MemorySegment[] segments = string.getSegments();
+            copyAndSet(segments, string.getOffset(), string.getSizeInBytes(), index);
+        }
+
+        private void copyAndSet(MemorySegment[] segments, int offset, int length, int index) {
+            if (scratch.length < length) {
+                scratch = new byte[Math.max(length, scratch.length * 2)];
+            }
+            BinarySegmentUtils.copyToBytes(segments, offset, scratch, 0, length);
+            vector.setSafe(index, scratch, 0, length);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+package dev.aggforge.flink.harness;
+
+import java.io.Serializable;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.conversion.RowRowConverter;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.Row;
+
+/**
+ * A deterministic, insert-only input table for SQL runs: either generated from a seed (a key
+ * column {@code k} INT plus value columns, each value a pure function of seed, row index and
+ * column, so every run and every parallelism sees the same rows), or a given list of rows.
+ *
+ * <p>Rows are produced as {@link RowData} by a {@link GeneratorFunction} in a bounded
+ * DataGeneratorSource, so the job finishes and mini-batches flush at end of input.
+ */
+public final class InputTable implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final String name;
+    private final RowType rowType;
+    private final long rowCount;
+    private final GeneratorFunction<Long, RowData> generator;
+
+    private InputTable(
+            String name, RowType rowType, long rowCount, GeneratorFunction<Long, RowData> generator) {
+        this.name = name;
+        this.rowType = rowType;
+        this.rowCount = rowCount;
+        this.generator = generator;
+    }
+
+    /**
+     * A generated table: column {@code k} INT NOT NULL cycles through {@code keys} values in a
+     * seeded pseudo-random order, then one column per entry of {@code valueTypes} named {@code
+     * v0, v1, ...}, NULL with probability {@code nullFraction}.
+     */
+    public static InputTable generated(
+            String name,
+            long rows,
+            int keys,
+            double nullFraction,
+            long seed,
+            LogicalType... valueTypes) {
+        List<RowType.RowField> fields = new ArrayList<>();
+        fields.add(new RowType.RowField("k", new IntType(false)));
+        for (int i = 0; i < valueTypes.length; i++) {
+            fields.add(new RowType.RowField("v" + i, valueTypes[i].copy(true)));
+        }
+        RowType type = new RowType(false, fields);
+        return new InputTable(
+                name, type, rows, new SeededRows(type, keys, nullFraction, seed));
+    }
+
+    /** A table holding exactly {@code rows} (external types: Integer, Double, BigDecimal, ...). */
+    public static InputTable of(String name, DataType rowDataType, List<Row> rows) {
+        RowType type = (RowType) rowDataType.getLogicalType();
+        return new InputTable(name, type, rows.size(), new GivenRows(rowDataType, rows));
+    }
+
+    /** Shorthand for {@link #of(String, DataType, List)} with a row of named fields. */
+    public static InputTable of(String name, List<DataTypes.Field> fields, Row... rows) {
+        return of(name, DataTypes.ROW(fields.toArray(new DataTypes.Field[0])), Arrays.asList(rows));
+    }
+
+    /** The table name the SQL refers to. */
+    public String name() {
+        return name;
+    }
+
+    /** The row type (field names and types). */
+    public RowType rowType() {
+        return rowType;
+    }
+
+    /** The number of rows. */
+    public long rowCount() {
+        return rowCount;
+    }
+
+    /** Maps a row index to its row. */
+    public GeneratorFunction<Long, RowData> generator() {
+        return generator;
+    }
+
+    /** Seeded rows: key and values derived from (seed, index) by SplittableRandom. */
+    static final class SeededRows implements GeneratorFunction<Long, RowData> {
+        private static final long serialVersionUID = 1L;
+        private final RowType type;
+        private final int keys;
+        private final double nullFraction;
+        private final long seed;
+
+        SeededRows(RowType type, int keys, double nullFraction, long seed) {
+            this.type = type;
+            this.keys = keys;
+            this.nullFraction = nullFraction;
+            this.seed = seed;
+        }
+
+        @Override
+        public RowData map(Long index) {
+            SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + index);
+            GenericRowData row = new GenericRowData(type.getFieldCount());
+            row.setField(0, random.nextInt(keys));
+            for (int f = 1; f < type.getFieldCount(); f++) {
+                boolean isNull = random.nextDouble() < nullFraction;
+                Object value = value(type.getTypeAt(f), random);
+                row.setField(f, isNull ? null : value);
+            }
+            return row;
+        }
+
+        private static Object value(LogicalType type, SplittableRandom random) {
+            switch (type.getTypeRoot()) {
+                case TINYINT:
+                    return (byte) random.nextInt();
+                case SMALLINT:
+                    return (short) random.nextInt();
+                case INTEGER:
+                    return random.nextInt(-1_000_000, 1_000_000);
+                case BIGINT:
+                    return random.nextLong();
+                case FLOAT:
+                    return (float) (random.nextDouble() * 2000 - 1000);
+                case DOUBLE:
+                    return random.nextDouble() * 2e6 - 1e6;
+                case BOOLEAN:
+                    return random.nextBoolean();
+                case DATE:
+                    return random.nextInt(-25_000, 25_000); // days around 1970
+                case TIME_WITHOUT_TIME_ZONE:
+                    return random.nextInt(86_400_000);
+                case TIMESTAMP_WITHOUT_TIME_ZONE:
+                case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                    return TimestampData.fromEpochMillis(
+                            random.nextLong(-2_000_000_000_000L, 4_000_000_000_000L),
+                            random.nextInt(1_000_000));
+                case DECIMAL:
+                    DecimalType decimal = (DecimalType) type;
+                    BigInteger unscaled =
+                            BigInteger.valueOf(random.nextLong())
+                                    .mod(BigInteger.TEN.pow(Math.min(decimal.getPrecision(), 18)));
+                    if (random.nextBoolean()) {
+                        unscaled = unscaled.negate();
+                    }
+                    return DecimalData.fromBigDecimal(
+                            new BigDecimal(unscaled, decimal.getScale()),
+                            decimal.getPrecision(),
+                            decimal.getScale());
+                case CHAR:
+                case VARCHAR:
+                    int length = random.nextInt(12);
+                    StringBuilder text = new StringBuilder(length);
+                    for (int i = 0; i < length; i++) {
+                        text.append(random.nextInt(8) == 0 ? 'é' : (char) ('a' + random.nextInt(26)));
+                    }
+                    return StringData.fromString(text.toString());
+                default:
+                    throw new IllegalArgumentException("no generator for " + type);
+            }
+        }
+    }
+
+    /** Given rows converted to internal RowData in open(). */
+    static final class GivenRows implements GeneratorFunction<Long, RowData> {
+        private static final long serialVersionUID = 1L;
+        private final DataType dataType;
+        private final ArrayList<Row> rows;
+        private transient RowRowConverter converter;
+
+        GivenRows(DataType dataType, List<Row> rows) {
+            this.dataType = dataType;
+            this.rows = new ArrayList<>(rows);
+        }
+
+        @Override
+        public void open(org.apache.flink.api.connector.source.SourceReaderContext context) {
+            converter = RowRowConverter.create(dataType);
+            converter.open(Thread.currentThread().getContextClassLoader());
+        }
+
+        @Override
+        public RowData map(Long index) {
+            return converter.toInternal(rows.get(Math.toIntExact(index)));
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package dev.aggforge.flink.harness;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.Table;
+import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.CloseableIterator;
+
+/**
+ * Runs Flink SQL in-process (on the {@link SharedMiniCluster}) over {@link InputTable}s and returns
+ * the complete changelog. Meant for parity tests: run the same query under stock Flink and under
+ * aggforge (a {@link RunOptions#setup()} that installs the hook) and compare.
+ *
+ * <p>Inputs are registered as views from a bounded DataGeneratorSource of RowData at parallelism
+ * 1. The query result is collected through {@code toChangelogStream} and {@code
+ * executeAndCollect}, with {@code ChangelogMode.all()} (aggregates emit -U/+U) or {@code
+ * ChangelogMode.upsert()} (aggregates emit +U only), per {@link RunOptions#updateBefore()}.
+ */
+public final class SqlHarness {
+
+    private SqlHarness() {}
+
+    /** Runs {@code sql} and returns its complete changelog. */
+    public static Changelog run(RunOptions options, String sql, InputTable... inputs) throws Exception {
+        StreamTableEnvironment tEnv = environment(options, inputs);
+        Table table = tEnv.sqlQuery(sql);
+        DataStream<Row> changes =
+                options.updateBefore()
+                        ? tEnv.toChangelogStream(table)
+                        : tEnv.toChangelogStream(table, Schema.derived(), ChangelogMode.upsert());
+        List<Row> rows = new ArrayList<>();
+        try (CloseableIterator<Row> it = changes.executeAndCollect("aggforge-harness")) {
+            it.forEachRemaining(rows::add);
+        }
+        return new Changelog(rows);
+    }
+
+    /** The EXPLAIN text of {@code sql} under {@code options}. */
+    public static String explain(RunOptions options, String sql, InputTable... inputs) {
+        return environment(options, inputs).explainSql(sql);
+    }
+
+    /**
+     * Runs {@code INSERT INTO} a blackhole sink with the columns of {@code sql}'s result and
+     * returns the job's net runtime in milliseconds (scheduling and execution, not MiniCluster
+     * start-up).
+     */
+    public static long runToBlackhole(RunOptions options, String sql, InputTable... inputs)
+            throws Exception {
+        StreamTableEnvironment tEnv = environment(options, inputs);
+        Table table = tEnv.sqlQuery(sql);
+        tEnv.createTemporaryView("aggforge_bench_result", table);
+        StringBuilder columns = new StringBuilder();
+        table.getResolvedSchema()
+                .getColumns()
+                .forEach(
+                        c ->
+                                columns.append(columns.length() == 0 ? "" : ", ")
+                                        .append('`')
+                                        .append(c.getName())
+                                        .append("` ")
+                                        .append(c.getDataType().getLogicalType().asSerializableString()));
+        tEnv.executeSql(
+                "CREATE TEMPORARY TABLE aggforge_blackhole ("
+                        + columns
+                        + ") WITH ('connector' = 'blackhole')");
+        TableResult result =
+                tEnv.executeSql("INSERT INTO aggforge_blackhole SELECT * FROM aggforge_bench_result");
+        JobExecutionResult job =
+                result.getJobClient()
+                        .orElseThrow(() -> new IllegalStateException("no job was submitted"))
+                        .getJobExecutionResult()
+                        .get();
+        return job.getNetRuntime();
+    }
+
+    /** A fresh environment with the options applied and the inputs registered as views. */
+    public static StreamTableEnvironment environment(RunOptions options, InputTable... inputs) {
+        StreamExecutionEnvironment env = SharedMiniCluster.environment(new Configuration());
+        env.setParallelism(options.parallelism());
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+        for (Map.Entry<String, String> option : options.tableConfig().entrySet()) {
+            tEnv.getConfig().getConfiguration().setString(option.getKey(), option.getValue());
+        }
+        options.setup().accept(tEnv);
+        for (InputTable input : inputs) {
+            DataGeneratorSource<RowData> source =
+                    new DataGeneratorSource<>(
+                            input.generator(),
+                            input.rowCount(),
+                            InternalTypeInfo.of(input.rowType()));
+            DataStream<RowData> stream =
+                    env.fromSource(source, WatermarkStrategy.noWatermarks(), input.name())
+                            .setParallelism(1);
+            tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(stream));
+        }
+        return tEnv;
+    }
+}
