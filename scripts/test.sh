@@ -12,3 +12,5 @@ echo "== spec check"
 cargo run --quiet --locked -p aggforge-codegen --bin aggforge -- check
 echo "== tests"
 cargo test --workspace --locked
+echo "== Flink module tests (Maven)"
+mvn -q -B -f jni-bridge/java/pom.xml test
