@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: formatting, clippy with warnings denied, and all
-# tests of the workspace. Usage: scripts/test.sh
+# tests of the workspace and the Flink module. Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,4 +13,4 @@ cargo run --quiet --locked -p aggforge-codegen --bin aggforge -- check
 echo "== tests"
 cargo test --workspace --locked
 echo "== Flink module tests (Maven)"
-mvn -q -B -f jni-bridge/java/pom.xml test
+mvn -B --no-transfer-progress -f jni-bridge/java/pom.xml test
