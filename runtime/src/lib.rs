@@ -4,4 +4,7 @@
 
 pub mod accumulator;
 pub mod error;
+pub mod flink_key;
+pub mod memory;
+pub mod snapshot;
 pub mod types;
