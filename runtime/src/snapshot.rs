@@ -130,7 +130,11 @@ fn snapshot_error(message: impl Into<String>) -> AggError {
 
 /// Encodes the state of one key group: header, then `batch` as an Arrow
 /// IPC stream, then a checksum. `batch` must have one column per role.
-pub fn encode_key_group(meta: &SnapshotMeta, key_group: u16, batch: &RecordBatch) -> Result<Vec<u8>> {
+pub fn encode_key_group(
+    meta: &SnapshotMeta,
+    key_group: u16,
+    batch: &RecordBatch,
+) -> Result<Vec<u8>> {
     if batch.num_columns() != meta.roles.len() {
         return Err(snapshot_error(format!(
             "batch has {} columns but {} column roles",
@@ -235,7 +239,9 @@ pub fn decode_key_group(bytes: &[u8]) -> Result<DecodedKeyGroup> {
             "snapshot format version {v} was written by a newer aggforge; \
              this build reads versions 1 to {SNAPSHOT_VERSION}"
         ))),
-        v => Err(snapshot_error(format!("unknown snapshot format version {v}"))),
+        v => Err(snapshot_error(format!(
+            "unknown snapshot format version {v}"
+        ))),
     }
 }
 

@@ -10,9 +10,9 @@ use aggforge_runtime::flink_key::{
 };
 use aggforge_runtime::types::SqlType;
 use arrow_array::builder::{
-    BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder,
-    Int16Builder, Int32Builder, Int64Builder, Int8Builder, StringBuilder,
-    Time32MillisecondBuilder, TimestampMillisecondBuilder,
+    BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder, Int16Builder,
+    Int32Builder, Int64Builder, Int8Builder, StringBuilder, Time32MillisecondBuilder,
+    TimestampMillisecondBuilder,
 };
 use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, StructArray};
 use arrow_buffer::NullBuffer;
@@ -208,10 +208,22 @@ fn key_rows_hashes_key_groups_and_orders_match_flink() {
         key_hashes(&cols, &set.types, &mut hashes).unwrap();
         assert_eq!(hashes, set.hashes, "set {name}: hashCodes");
         for (row, &h) in hashes.iter().enumerate() {
-            assert_eq!(key_group_for_hash(h, 128), set.kg128[row], "{name} row {row} @128");
-            assert_eq!(key_group_for_hash(h, 4096), set.kg4096[row], "{name} row {row} @4096");
+            assert_eq!(
+                key_group_for_hash(h, 128),
+                set.kg128[row],
+                "{name} row {row} @128"
+            );
+            assert_eq!(
+                key_group_for_hash(h, 4096),
+                set.kg4096[row],
+                "{name} row {row} @4096"
+            );
         }
-        assert_eq!(java_hash_map_order(&hashes), set.order, "set {name}: HashMap order");
+        assert_eq!(
+            java_hash_map_order(&hashes),
+            set.order,
+            "set {name}: HashMap order"
+        );
         keys += hashes.len();
         families.extend(set.types.iter().map(|t| t.family()));
     }

@@ -331,7 +331,11 @@ fn put_slot(out: &mut [u8], slot: usize, value: u64) {
 /// the contents of `out`. Key columns use the Arrow encodings of
 /// `specs/types.toml`; a column whose Arrow type does not fit its SQL type
 /// is an [`AggError::Input`].
-pub fn key_hashes(key_columns: &[ArrayRef], key_types: &[SqlType], out: &mut Vec<i32>) -> Result<()> {
+pub fn key_hashes(
+    key_columns: &[ArrayRef],
+    key_types: &[SqlType],
+    out: &mut Vec<i32>,
+) -> Result<()> {
     let encoder = KeyRowEncoder::new(key_columns, key_types)?;
     out.clear();
     let mut scratch = Vec::with_capacity(encoder.fixed_bytes + 64);

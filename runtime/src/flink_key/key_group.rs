@@ -157,7 +157,13 @@ mod tests {
 
     #[test]
     fn ranges_partition_all_key_groups_and_agree_with_operator_index() {
-        for &(max, par) in &[(128u32, 1u32), (128, 3), (128, 128), (4096, 7), (32768, 100)] {
+        for &(max, par) in &[
+            (128u32, 1u32),
+            (128, 3),
+            (128, 128),
+            (4096, 7),
+            (32768, 100),
+        ] {
             let mut next = 0u32;
             for idx in 0..par {
                 let range = key_group_range_for_operator(max, par, idx).unwrap();
