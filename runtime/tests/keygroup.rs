@@ -280,3 +280,35 @@ fn hashes_are_independent_of_batch_slicing() {
     assert_eq!(hashes, set.hashes[100..150]);
     assert_eq!(sliced[0].len(), 50);
 }
+
+/// Rough throughput of `key_hashes`; run with
+/// `cargo test --release -p aggforge-runtime --test keygroup -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn key_hash_throughput() {
+    let n = 1 << 20;
+    let ints: ArrayRef = Arc::new(Int32Array::from_iter_values((0..n).map(|i| i * 7)));
+    let longs: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| i * 13)));
+    let strings: ArrayRef = Arc::new(arrow_array::StringArray::from_iter_values(
+        (0..n).map(|i| format!("key-{i}")),
+    ));
+    let cases: Vec<(&str, Vec<ArrayRef>, Vec<SqlType>)> = vec![
+        ("INT", vec![ints], vec![SqlType::Int]),
+        (
+            "BIGINT, VARCHAR",
+            vec![longs, strings],
+            vec![SqlType::BigInt, SqlType::Varchar { length: 100 }],
+        ),
+    ];
+    let mut out = Vec::new();
+    for (name, cols, types) in cases {
+        key_hashes(&cols, &types, &mut out).unwrap();
+        let start = std::time::Instant::now();
+        for _ in 0..5 {
+            key_hashes(&cols, &types, &mut out).unwrap();
+        }
+        let ns = start.elapsed().as_nanos() as f64 / (5 * n) as f64;
+        println!("key_hashes {name}: {ns:.1} ns/row");
+        assert_eq!(out.len(), n as usize);
+    }
+}

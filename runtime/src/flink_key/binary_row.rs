@@ -160,6 +160,13 @@ fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<Resol
         (SqlType::Decimal { precision, .. }, DataType::Decimal128(_, _)) => {
             let values = array.as_primitive::<Decimal128Type>().values();
             if *precision <= MAX_COMPACT_DECIMAL_PRECISION {
+                check_valid(
+                    index,
+                    array,
+                    values,
+                    |v| i64::try_from(*v).is_ok(),
+                    || format!("does not fit the unscaled long of {sql}"),
+                )?;
                 KeyColumn::CompactDecimal(values)
             } else {
                 KeyColumn::WideDecimal(values)
@@ -183,9 +190,17 @@ fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<Resol
             if millis.data_type() != &DataType::Int64 || nanos.data_type() != &DataType::Int32 {
                 return Err(bad());
             }
+            let nanos = nanos.as_primitive::<Int32Type>().values();
+            check_valid(
+                index,
+                array,
+                nanos,
+                |n| (0..=999_999).contains(n),
+                || "has a nano_of_millisecond outside 0..=999999".to_string(),
+            )?;
             KeyColumn::WideTimestamp {
                 millis: millis.as_primitive::<Int64Type>().values(),
-                nanos: nanos.as_primitive::<Int32Type>().values(),
+                nanos,
             }
         }
         (SqlType::Boolean, DataType::Boolean) => KeyColumn::Bool(array.as_boolean()),
@@ -198,6 +213,28 @@ fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<Resol
         values,
         nulls: array.nulls().filter(|n| n.null_count() > 0),
     })
+}
+
+/// Checks `ok` on every non-null value of a key column.
+fn check_valid<T>(
+    index: usize,
+    array: &ArrayRef,
+    values: &[T],
+    ok: impl Fn(&T) -> bool,
+    problem: impl Fn() -> String,
+) -> Result<()> {
+    let nulls = array.nulls();
+    let bad_row = values
+        .iter()
+        .enumerate()
+        .find(|(row, v)| nulls.is_none_or(|n| n.is_valid(*row)) && !ok(v));
+    match bad_row {
+        Some((row, _)) => Err(AggError::Input(format!(
+            "key column {index} row {row} {}",
+            problem()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Writes Flink key rows for a batch of key columns into one reused
@@ -312,13 +349,101 @@ impl<'a> KeyRowEncoder<'a> {
     }
 
     /// Appends `BinaryRowData.hashCode()` of every key row to `out`, using
-    /// `scratch` as the row buffer.
+    /// `scratch` as the row buffer. Keys without a variable-length part are
+    /// hashed column by column without materialising rows.
     pub fn hash_rows(&self, scratch: &mut Vec<u8>, out: &mut Vec<i32>) {
+        if self
+            .columns
+            .iter()
+            .all(|c| c.values.fixed_slot(0).is_some())
+        {
+            self.hash_fixed_columnar(out);
+            return;
+        }
         out.reserve(self.rows);
         for row in 0..self.rows {
             self.write_row(row, scratch);
             out.push(hash_bytes_by_words(scratch));
         }
+    }
+
+    /// Murmur over the rows' words in row-byte order, one column at a time:
+    /// first the null bit set words, then each column's two slot words.
+    fn hash_fixed_columnar(&self, out: &mut Vec<i32>) {
+        let start = out.len();
+        let rows = self.rows;
+        out.resize(start + rows, MURMUR_SEED);
+        let hashes = &mut out[start..];
+        for word in 0..self.null_bits_bytes / 4 {
+            // Bits 32*word .. 32*word+32 of the null bit set; field i is bit i+8.
+            let in_word: Vec<(usize, u32)> = self
+                .columns
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| (i + 8) / 32 == word && c.nulls.is_some())
+                .map(|(i, _)| (i, 1u32 << ((i + 8) % 32)))
+                .collect();
+            if in_word.is_empty() {
+                let k = mix_k1(0);
+                hashes.iter_mut().for_each(|h| *h = mix_h1(*h, k));
+                continue;
+            }
+            for (row, h) in hashes.iter_mut().enumerate() {
+                let mut w = 0u32;
+                for &(i, bit) in &in_word {
+                    if self.columns[i].nulls.is_some_and(|n| n.is_null(row)) {
+                        w |= bit;
+                    }
+                }
+                *h = mix_h1(*h, mix_k1(w as i32));
+            }
+        }
+        for column in &self.columns {
+            let mix_slot = |h: &mut i32, slot: u64| {
+                *h = mix_h1(*h, mix_k1(slot as u32 as i32));
+                *h = mix_h1(*h, mix_k1((slot >> 32) as u32 as i32));
+            };
+            match column.nulls {
+                None => {
+                    for (row, h) in hashes.iter_mut().enumerate() {
+                        mix_slot(h, column.values.fixed_slot(row).unwrap_or(0));
+                    }
+                }
+                Some(nulls) => {
+                    for (row, h) in hashes.iter_mut().enumerate() {
+                        let slot = if nulls.is_valid(row) {
+                            column.values.fixed_slot(row).unwrap_or(0)
+                        } else {
+                            0
+                        };
+                        mix_slot(h, slot);
+                    }
+                }
+            }
+        }
+        let len = self.fixed_bytes as i32;
+        hashes.iter_mut().for_each(|h| *h = fmix32(*h ^ len));
+    }
+}
+
+impl KeyColumn<'_> {
+    /// The 8-byte slot of a non-null value of a type without a
+    /// variable-length part; `None` for types that have one.
+    #[inline(always)]
+    fn fixed_slot(&self, row: usize) -> Option<u64> {
+        Some(match self {
+            KeyColumn::Byte(v) => v[row] as u8 as u64,
+            KeyColumn::Short(v) => v[row] as u16 as u64,
+            KeyColumn::Int(v) => v[row] as u32 as u64,
+            KeyColumn::Long(v) => v[row] as u64,
+            KeyColumn::Float(v) => v[row].to_bits() as u64,
+            KeyColumn::Double(v) => v[row].to_bits(),
+            KeyColumn::CompactDecimal(v) => v[row] as i64 as u64,
+            KeyColumn::Bool(v) => v.value(row) as u64,
+            KeyColumn::WideDecimal(_) | KeyColumn::WideTimestamp { .. } | KeyColumn::Utf8(_) => {
+                return None
+            }
+        })
     }
 }
 
@@ -407,6 +532,102 @@ mod tests {
         let null = row_bytes(&[col], &t, 1);
         assert_eq!(null.len(), 32);
         assert_eq!(&null[8..16], &[0, 0, 0, 0, 16, 0, 0, 0]);
+    }
+
+    #[test]
+    fn rejects_values_flink_cannot_hold() {
+        let col: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![Some(i128::from(i64::MAX) + 1), None])
+                .with_precision_and_scale(18, 0)
+                .unwrap(),
+        );
+        let t = [SqlType::Decimal {
+            precision: 18,
+            scale: 0,
+        }];
+        let mut out = Vec::new();
+        assert!(key_hashes(&[col], &t, &mut out).is_err());
+        let ok: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![Some(-5), None])
+                .with_precision_and_scale(18, 0)
+                .unwrap(),
+        );
+        key_hashes(&[ok], &t, &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn wide_timestamp_layout_and_nano_range() {
+        use arrow_array::StructArray;
+        use arrow_schema::Field;
+        let make = |nanos: Vec<i32>| -> ArrayRef {
+            Arc::new(StructArray::new(
+                vec![
+                    Arc::new(Field::new("millisecond", DataType::Int64, true)),
+                    Arc::new(Field::new("nano_of_millisecond", DataType::Int32, true)),
+                ]
+                .into(),
+                vec![
+                    Arc::new(Int64Array::from(vec![-2, 5])) as ArrayRef,
+                    Arc::new(Int32Array::from(nanos)) as ArrayRef,
+                ],
+                Some(vec![true, false].into()),
+            ))
+        };
+        let t = [SqlType::Timestamp { precision: 9 }];
+        let col = make(vec![7, -1]);
+        let bytes = row_bytes(std::slice::from_ref(&col), &t, 0);
+        assert_eq!(&bytes[8..16], &[7, 0, 0, 0, 16, 0, 0, 0]);
+        assert_eq!(&bytes[16..24], &(-2i64).to_le_bytes());
+        // The invalid nano sits under a NULL, so it is not checked.
+        let null = row_bytes(&[col], &t, 1);
+        assert_eq!(&null[8..16], &[0, 0, 0, 0, 16, 0, 0, 0]);
+        assert_eq!(null.len(), 24);
+        let mut out = Vec::new();
+        assert!(key_hashes(&[make(vec![1_000_000, 0])], &t, &mut out).is_err());
+    }
+
+    #[test]
+    fn columnar_and_row_paths_agree() {
+        use arrow_array::{BooleanArray, Float64Array, Int8Array};
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(Int8Array::from(vec![Some(-1), None, Some(3), Some(0)])),
+            Arc::new(Int64Array::from(vec![
+                Some(i64::MIN),
+                Some(7),
+                None,
+                Some(0),
+            ])),
+            Arc::new(Float64Array::from(vec![
+                Some(-0.0),
+                Some(1.5),
+                Some(2.0),
+                None,
+            ])),
+            Arc::new(BooleanArray::from(vec![
+                Some(true),
+                Some(false),
+                None,
+                Some(true),
+            ])),
+        ];
+        let types = [
+            SqlType::TinyInt,
+            SqlType::BigInt,
+            SqlType::Double,
+            SqlType::Boolean,
+        ];
+        let enc = KeyRowEncoder::new(&cols, &types).unwrap();
+        let mut columnar = Vec::new();
+        enc.hash_rows(&mut Vec::new(), &mut columnar);
+        let mut buf = Vec::new();
+        let by_rows: Vec<i32> = (0..4)
+            .map(|row| {
+                enc.write_row(row, &mut buf);
+                hash_bytes_by_words(&buf)
+            })
+            .collect();
+        assert_eq!(columnar, by_rows);
     }
 
     #[test]

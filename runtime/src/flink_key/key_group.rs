@@ -8,8 +8,10 @@ use super::binary_row::fmix32;
 
 /// Flink's lower bound for a computed max parallelism
 /// (`KeyGroupRangeAssignment.DEFAULT_LOWER_BOUND_MAX_PARALLELISM`): the max
-/// parallelism of keyed state when none is configured and the operator's
-/// parallelism is at most 85 (see [`default_max_parallelism`]).
+/// parallelism of keyed state when none is configured
+/// (`pipeline.max-parallelism` defaults to -1 and the scheduler then calls
+/// `computeDefaultMaxParallelism`) and the operator's parallelism is at
+/// most 85 (see [`default_max_parallelism`]).
 pub const DEFAULT_MAX_PARALLELISM: u32 = 128;
 
 /// Flink's upper bound for parallelism and max parallelism (`1 << 15`).
