@@ -1,0 +1,313 @@
+//! The Rust emitter: renders a validated [`SpecSet`] into the accumulators,
+//! rule impls and registry that `aggforge_macros::include_specs!` includes
+//! into the runtime, and into the readable listing `aggforge expand` prints.
+//!
+//! The generated code refers to the runtime by `crate::` paths (it is
+//! included into `aggforge-runtime`): `crate::kernel` for the generic loops,
+//! `crate::accumulator::GroupAccumulator`, `crate::registry::Admission`.
+
+mod registry;
+mod templates;
+mod types;
+
+use std::fmt;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::model::{Function, Location, Phase, SpecSet, Specialization};
+
+/// A spec combination the emitter cannot render, with where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmitError {
+    /// `file:line` of the offending entry or type row.
+    pub location: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl EmitError {
+    pub(crate) fn new(location: &Location, message: impl Into<String>) -> EmitError {
+        EmitError {
+            location: location.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for EmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+impl std::error::Error for EmitError {}
+
+/// `specs/extreme.toml:29`: the spec file's directory name, file name and
+/// line, whatever path the loader was given.
+pub(crate) fn short_location(location: &Location) -> String {
+    let file = location
+        .file
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned());
+    let dir = location
+        .file
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|d| d.to_string_lossy().into_owned());
+    match (dir, file) {
+        (Some(dir), Some(file)) => format!("{dir}/{file}:{}", location.line),
+        _ => location.to_string(),
+    }
+}
+
+/// The imports the generated items use.
+fn prelude() -> TokenStream {
+    quote! {
+        #[allow(unused_imports)]
+        use arrow_array::{Array, ArrayRef};
+        #[allow(unused_imports)]
+        use arrow_schema::{DataType, TimeUnit};
+        #[allow(unused_imports)]
+        use crate::accumulator::{BatchUpdate, GroupAccumulator};
+        #[allow(unused_imports)]
+        use crate::error::Result;
+        #[allow(unused_imports)]
+        use crate::kernel::Binding;
+        #[allow(unused_imports)]
+        use crate::types::SqlType;
+    }
+}
+
+/// Everything generated from `specs`: one struct per specialization with
+/// its rule and trait impls, then the registry table and type matcher.
+/// Every error is reported, not just the first.
+pub fn emit(specs: &SpecSet) -> Result<TokenStream, Vec<EmitError>> {
+    let mut items = Vec::new();
+    let mut errors = Vec::new();
+    for spec in specs.specializations() {
+        match templates::specialization(specs, &spec) {
+            Ok(tokens) => items.push(tokens),
+            Err(error) => errors.push(error),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let prelude = prelude();
+    let registry = registry::registry(specs);
+    Ok(quote! {
+        #prelude
+        #(#items)*
+        #registry
+    })
+}
+
+/// The generated code of one specialization (struct, rule impl,
+/// `GroupAccumulator`, `GroupsAccumulator`), unformatted.
+pub fn emit_specialization(
+    specs: &SpecSet,
+    spec: &Specialization<'_>,
+) -> Result<TokenStream, EmitError> {
+    templates::specialization(specs, spec)
+}
+
+/// Formats tokens as Rust source (prettyplease).
+pub fn pretty(tokens: TokenStream) -> Result<String, String> {
+    let file: syn::File =
+        syn::parse2(tokens).map_err(|e| format!("generated code does not parse: {e}"))?;
+    Ok(prettyplease::unparse(&file))
+}
+
+/// The `GroupAccumulator` methods each phase calls.
+pub fn phase_methods(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Single => "update, update_traced (immediate emission) or update + mark_changed (mini-batch), evaluate",
+        Phase::Local => "update, partials, reset",
+        Phase::Global => "merge, evaluate (and mark_changed for mini-batch)",
+    }
+}
+
+/// Finds a specialization by function spelling and type row name
+/// (case-insensitive; no type for COUNT_STAR). Insert-only, non-DISTINCT
+/// entries are preferred when several entries declare the pair.
+pub fn find<'a>(
+    specs: &'a SpecSet,
+    function: &str,
+    type_row: Option<&str>,
+) -> Result<Specialization<'a>, String> {
+    let all = specs.specializations();
+    let Some(func) = Function::parse(function) else {
+        let functions: Vec<&str> = Function::ALL.iter().map(|f| f.as_str()).collect();
+        return Err(format!(
+            "unknown function '{function}'; known functions: {}",
+            functions.join(", ")
+        ));
+    };
+    if let Some(name) = type_row {
+        if !specs
+            .types
+            .iter()
+            .any(|t| t.name.eq_ignore_ascii_case(name))
+        {
+            let rows: Vec<&str> = specs.types.iter().map(|t| t.name.as_str()).collect();
+            return Err(format!(
+                "unknown type row '{name}'; type rows in types.toml: {}",
+                rows.join(", ")
+            ));
+        }
+    }
+    let mut matches: Vec<Specialization<'a>> = all
+        .iter()
+        .copied()
+        .filter(|s| {
+            s.function == func
+                && match (s.ty, type_row) {
+                    (Some(t), Some(name)) => t.name.eq_ignore_ascii_case(name),
+                    (None, None) => true,
+                    _ => false,
+                }
+        })
+        .collect();
+    matches.sort_by_key(|s| (s.entry.input, s.entry.distinct));
+    matches.into_iter().next().ok_or_else(|| {
+        let mut rows: Vec<&str> = all
+            .iter()
+            .filter(|s| s.function == func)
+            .map(|s| s.ty.map(|t| t.name.as_str()).unwrap_or("(no argument)"))
+            .collect();
+        rows.dedup();
+        format!(
+            "no specialization for {} {}; {} is specialized for: {}",
+            func.as_str(),
+            type_row.unwrap_or("(no argument)"),
+            func.as_str(),
+            if rows.is_empty() { "nothing".to_string() } else { rows.join(", ") }
+        )
+    })
+}
+
+/// The readable listing `aggforge expand` prints: a header naming the spec
+/// location and the methods `phase` calls, then the formatted code.
+pub fn expand(
+    specs: &SpecSet,
+    function: &str,
+    type_row: Option<&str>,
+    phase: Phase,
+) -> Result<String, String> {
+    let spec = find(specs, function, type_row)?;
+    if !spec.entry.phases.contains(&phase) {
+        let listed: Vec<&str> = spec.entry.phases.iter().map(|p| p.as_str()).collect();
+        return Err(format!(
+            "phase {} not listed for {} (declared at {}); listed phases: {}",
+            phase.as_str(),
+            spec.display_name(),
+            spec.entry.location,
+            listed.join(", ")
+        ));
+    }
+    let tokens = emit_specialization(specs, &spec).map_err(|e| e.to_string())?;
+    let prelude = prelude();
+    let code = pretty(quote! { #prelude #tokens })?;
+    let header = format!(
+        "// {name}: generated by aggforge from {at}\n\
+         // state template: {template}; phases declared: {phases}\n\
+         // phase {phase} calls: {methods}\n\
+         // every phase: snapshot / restore (checkpoints), memory_bytes, resize\n\
+         // (the `type_row_of` matcher and the registry row live in the generated registry)\n\n",
+        name = spec.display_name(),
+        at = spec.entry.location,
+        template = spec.entry.state.as_str(),
+        phases = spec
+            .entry
+            .phases
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        phase = phase.as_str(),
+        methods = phase_methods(phase),
+    );
+    Ok(header + &code)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::model::Function;
+
+    fn specs() -> SpecSet {
+        crate::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs")).expect("specs load")
+    }
+
+    fn extreme_entry(specs: &mut SpecSet) -> &mut crate::model::Entry {
+        specs
+            .entries
+            .iter_mut()
+            .find(|e| e.functions.contains(&Function::Min))
+            .expect("a MIN entry")
+    }
+
+    #[test]
+    fn one_more_type_in_an_entry_is_one_more_struct_and_registry_row() {
+        let mut without = specs();
+        extreme_entry(&mut without).types.retain(|t| t != "BOOLEAN");
+        let code = emit(&without).expect("emits").to_string();
+        assert!(!code.contains("MinBoolean"));
+        assert!(!code.contains("\"MIN<BOOLEAN>/insert_only\""));
+
+        let mut with = without.clone();
+        extreme_entry(&mut with).types.push("BOOLEAN".into());
+        let code = emit(&with).expect("emits").to_string();
+        assert!(code.contains("pub struct MinBoolean"));
+        assert!(code.contains("pub struct MaxBoolean"));
+        assert!(code.contains("impl crate :: kernel :: SlotRule for MinBoolean"));
+        assert!(code.contains("name : \"MIN<BOOLEAN>/insert_only\""));
+        assert!(code.contains("constructor : MinBoolean :: boxed"));
+        // The generated code parses as a Rust file.
+        pretty(emit(&with).unwrap()).expect("parses");
+    }
+
+    #[test]
+    fn float_and_integer_extremes_get_their_own_rules() {
+        let specs = specs();
+        let int = find(&specs, "MIN", Some("INT")).unwrap();
+        let int = emit_specialization(&specs, &int).unwrap().to_string();
+        assert!(int.contains("i32 :: MAX"), "identity-initialized integer MIN: {int}");
+        assert!(int.contains(". min (value)"));
+        let float = find(&specs, "MIN", Some("DOUBLE")).unwrap();
+        let float = emit_specialization(&specs, &float).unwrap().to_string();
+        assert!(float.contains("! * valid || value < * acc"), "{float}");
+    }
+
+    #[test]
+    fn expand_names_the_spec_and_the_phase_methods() {
+        let specs = specs();
+        let text = expand(&specs, "min", Some("int"), Phase::Single).unwrap();
+        assert!(text.starts_with("// MIN<INT>/insert_only: generated by aggforge from "));
+        assert!(text.contains("extreme.toml:"));
+        assert!(text.contains("phase single calls: update, update_traced"));
+        assert!(text.contains("pub struct MinInt"));
+        let local = expand(&specs, "COUNT_STAR", None, Phase::Local).unwrap();
+        assert!(local.contains("phase local calls: update, partials, reset"));
+        let err = expand(&specs, "MEDIAN", Some("INT"), Phase::Single).unwrap_err();
+        assert!(err.contains("known functions: MIN, MAX"), "{err}");
+        let err = expand(&specs, "SUM", Some("DATE"), Phase::Single).unwrap_err();
+        assert!(err.contains("SUM is specialized for: TINYINT"), "{err}");
+    }
+
+    #[test]
+    fn a_template_that_does_not_fit_the_type_is_an_error_with_location() {
+        let mut specs = specs();
+        let sum = specs
+            .entries
+            .iter_mut()
+            .find(|e| e.functions.contains(&Function::Sum))
+            .unwrap();
+        sum.types.push("BOOLEAN".into());
+        let errors = emit(&specs).unwrap_err();
+        assert!(errors.iter().any(|e| e.location.contains("sum.toml:")), "{errors:?}");
+    }
+}
