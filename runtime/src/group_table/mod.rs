@@ -201,8 +201,8 @@ impl GroupTable {
                 flink_key_hashes(&new_keys, &self.key_types, indices.len(), &mut self.hashes)
             });
         if let Err(e) = hashed {
-            self.table.truncate(before);
-            self.hashes.truncate(before);
+            self.hashes.truncate(self.table.len());
+            self.truncate(before);
             return Err(e);
         }
         debug_assert_eq!(self.hashes.len(), self.table.len());
@@ -219,11 +219,14 @@ impl GroupTable {
         &self.hashes
     }
 
-    /// Drops every group with id `len` or above (undoes an intern).
+    /// Drops every group with id `len` or above (undoes an intern) and
+    /// gives back the memory the dropped groups made the table grow by.
     pub fn truncate(&mut self, len: usize) {
         if len < self.hashes.len() {
             self.table.truncate(len);
             self.hashes.truncate(len);
+            self.hashes.shrink_to_fit();
+            self.new_rows = Vec::new();
         }
     }
 

@@ -198,12 +198,14 @@ impl GroupAggOperator {
     }
 
     /// Reserves `bytes`; when the running account says no, re-measures
-    /// (the account over-estimates) and tries once more.
-    fn reserve(&mut self, bytes: usize) -> Result<()> {
+    /// (the account over-estimates string state) and tries once more.
+    /// `pending` is the part of `bytes` already allocated (table growth
+    /// of the batch being reserved for), which the measurement excludes.
+    fn reserve(&mut self, bytes: usize, pending: usize) -> Result<()> {
         if self.budget.try_reserve(bytes).is_ok() {
             return Ok(());
         }
-        let measured = self.measure();
+        let measured = self.measure().saturating_sub(pending);
         self.budget.set_used(measured);
         self.budget.try_reserve(bytes)
     }
@@ -267,22 +269,33 @@ impl GroupAggOperator {
 
     /// Reserves memory for the batch after interning, undoing the intern
     /// when the budget says no.
+    /// `extra` bytes are reserved on top; `allocated` of them are already
+    /// allocated (scratch grown for this batch).
     fn reserve_after_intern(
         &mut self,
         groups_before: usize,
         table_bytes_before: usize,
         new_slots: usize,
-        extra: usize,
+        (extra, allocated): (usize, usize),
         input: &input::Input<'_>,
     ) -> Result<()> {
         let new_groups = self.table.len() - groups_before;
         let table_growth = self.table.memory_bytes().saturating_sub(table_bytes_before);
         let bytes = table_growth + self.growth_bound(new_groups, new_slots, &input.args) + extra;
-        if let Err(e) = self.reserve(bytes) {
-            self.table.truncate(groups_before);
+        if let Err(e) = self.reserve(bytes, table_growth + allocated) {
+            self.undo_intern(groups_before);
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Drops the groups an intern added, and the scratch grown for them.
+    fn undo_intern(&mut self, groups_before: usize) {
+        self.table.truncate(groups_before);
+        if self.last_row.len() > groups_before {
+            self.last_row.truncate(groups_before);
+            self.last_row.shrink_to_fit();
+        }
     }
 
     fn grow_groups(&mut self) {
@@ -300,7 +313,9 @@ impl GroupAggOperator {
         let before = self.intern(input)?;
         let rows = input.num_rows;
         let n = self.table.len();
+        let scratch_before = self.last_row.capacity();
         self.last_row.resize(n, NONE);
+        let scratch_growth = (self.last_row.capacity() - scratch_before) * 4;
         // Per row: where its previous result comes from. The first row of a
         // group in this batch reads the pre-batch result (BEFORE source, by
         // position in `first_live`), later rows the traced result of the
@@ -332,12 +347,18 @@ impl GroupAggOperator {
         let prev = match self.evaluate_all(&first_live) {
             Ok(prev) => prev,
             Err(e) => {
-                self.table.truncate(before);
+                self.undo_intern(before);
                 return Err(e);
             }
         };
         let prev_bytes: usize = prev.iter().map(|a| a.get_array_memory_size()).sum();
-        self.reserve_after_intern(before, table_bytes, 0, prev_bytes, input)?;
+        self.reserve_after_intern(
+            before,
+            table_bytes,
+            0,
+            (prev_bytes + scratch_growth, scratch_growth),
+            input,
+        )?;
         self.grow_groups();
 
         let mut changed = vec![false; rows];
@@ -413,12 +434,12 @@ impl GroupAggOperator {
         let prev = match self.evaluate_all(&first_live) {
             Ok(prev) => prev,
             Err(e) => {
-                self.table.truncate(before);
+                self.undo_intern(before);
                 return Err(e);
             }
         };
         let prev_bytes: usize = prev.iter().map(|a| a.get_array_memory_size()).sum();
-        self.reserve_after_intern(before, table_bytes, fresh.len(), prev_bytes, input)?;
+        self.reserve_after_intern(before, table_bytes, fresh.len(), (prev_bytes, 0), input)?;
         self.grow_groups();
         for &g in &fresh {
             let gi = g as usize;
@@ -454,7 +475,7 @@ impl GroupAggOperator {
     fn process_local(&mut self, input: &input::Input<'_>) -> Result<()> {
         let table_bytes = self.table.memory_bytes();
         let before = self.intern(input)?;
-        self.reserve_after_intern(before, table_bytes, 0, 0, input)?;
+        self.reserve_after_intern(before, table_bytes, 0, (0, 0), input)?;
         self.grow_groups();
         for (acc, args) in self.accs.iter_mut().zip(&input.args) {
             acc.update(&BatchUpdate {
@@ -476,7 +497,7 @@ impl GroupAggOperator {
         let table_bytes = self.table.memory_bytes();
         let before = self.intern(input)?;
         let fresh = self.new_slots();
-        self.reserve_after_intern(before, table_bytes, fresh.len(), 0, input)?;
+        self.reserve_after_intern(before, table_bytes, fresh.len(), (0, 0), input)?;
         self.grow_groups();
         for &g in &fresh {
             self.bundle.slot_of[g as usize] = self.bundle.touched.len() as u32;
@@ -783,9 +804,9 @@ impl GroupAggOperator {
             .iter()
             .map(|(_, b)| b.columns()[nkeys..].to_vec())
             .collect();
-        let bytes = self.table.memory_bytes().saturating_sub(table_bytes)
-            + self.growth_bound(new_groups, 0, &var);
-        if let Err(e) = self.reserve(bytes) {
+        let table_growth = self.table.memory_bytes().saturating_sub(table_bytes);
+        let bytes = table_growth + self.growth_bound(new_groups, 0, &var);
+        if let Err(e) = self.reserve(bytes, table_growth) {
             self.table.truncate(before);
             return Err(e);
         }
