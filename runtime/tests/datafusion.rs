@@ -34,7 +34,8 @@ fn min_through_groups_accumulator_with_emit_first() {
     let first = first.as_primitive::<Int32Type>();
     assert_eq!(first.values().as_ref(), &[1, 3]);
     // The remaining groups 2 and 3 shifted down to 0 and 1.
-    acc.update_batch(&[ints(&[Some(4)])], &[0], None, 2).unwrap();
+    acc.update_batch(&[ints(&[Some(4)])], &[0], None, 2)
+        .unwrap();
     let rest = acc.evaluate(EmitTo::All).unwrap();
     let rest = rest.as_primitive::<Int32Type>();
     assert_eq!(rest.len(), 2);
@@ -52,7 +53,9 @@ fn sum_state_merge_and_convert_to_state() {
             .unwrap(),
     );
     let mut local = SumDecimal18::new(Some(&dec)).unwrap();
-    local.update_batch(&[values.clone()], &[0, 0, 1, 1], None, 2).unwrap();
+    local
+        .update_batch(&[values.clone()], &[0, 0, 1, 1], None, 2)
+        .unwrap();
     let state = local.state(EmitTo::First(1)).unwrap();
     assert_eq!(state[0].as_primitive::<Decimal128Type>().value(0), 150);
     let rest = local.state(EmitTo::All).unwrap();
@@ -76,17 +79,34 @@ fn sum_state_merge_and_convert_to_state() {
 #[test]
 fn avg_through_the_registry_adapter() {
     let int: SqlType = "INT".parse().unwrap();
-    let admission = lookup("AVG", Some(&int), Phase::Local, InputMode::InsertOnly, false).unwrap();
+    let admission = lookup(
+        "AVG",
+        Some(&int),
+        Phase::Local,
+        InputMode::InsertOnly,
+        false,
+    )
+    .unwrap();
     let mut local = DataFusionAccumulator::new(admission, Some(int)).unwrap();
     local
-        .update_batch(&[ints(&[Some(1), Some(2), Some(-7), None])], &[0, 0, 1, 1], None, 2)
+        .update_batch(
+            &[ints(&[Some(1), Some(2), Some(-7), None])],
+            &[0, 0, 1, 1],
+            None,
+            2,
+        )
         .unwrap();
     let state = local.state(EmitTo::All).unwrap();
-    assert_eq!(state[1].as_primitive::<Int64Type>().values().as_ref(), &[2, 1]);
+    assert_eq!(
+        state[1].as_primitive::<Int64Type>().values().as_ref(),
+        &[2, 1]
+    );
 
     let mut global = AvgInt::new(Some(&int)).unwrap();
     global.merge_batch(&state, &[1, 0], 2).unwrap();
-    global.update_batch(&[ints(&[Some(-4)])], &[0], None, 2).unwrap();
+    global
+        .update_batch(&[ints(&[Some(-4)])], &[0], None, 2)
+        .unwrap();
     let out = global.evaluate(EmitTo::First(1)).unwrap();
     // group 0: (-7 + -4) / 2 = -5 (truncated toward zero)
     assert_eq!(out.as_primitive::<Int32Type>().value(0), -5);

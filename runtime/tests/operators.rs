@@ -65,7 +65,10 @@ fn memory_budget_error_leaves_state_intact() {
         let err = op.process(&big).unwrap_err();
         assert!(matches!(err, AggError::MemoryBudget { .. }), "{err}");
         assert_eq!(op.num_groups(), groups);
-        assert!(op.memory_used() <= used + 64 * 1024, "table capacity may stay");
+        assert!(
+            op.memory_used() <= used + 64 * 1024,
+            "table capacity may stay"
+        );
         assert_eq!(op.flush().unwrap().map(|b| b.num_rows()).unwrap_or(0), 0);
 
         // The operator goes on exactly as if the failed batch never came.
@@ -81,11 +84,7 @@ fn memory_budget_error_leaves_state_intact() {
 
 #[test]
 fn string_keys_are_charged_for_their_bytes() {
-    let mut p = plan(
-        STRING,
-        vec![call("COUNT_STAR", None)],
-        Emission::Immediate,
-    );
+    let mut p = plan(STRING, vec![call("COUNT_STAR", None)], Emission::Immediate);
     p.memory_budget_bytes = 200_000;
     let mut op = GroupAggOperator::new(p).unwrap();
     let long = "x".repeat(1000);
@@ -95,7 +94,10 @@ fn string_keys_are_charged_for_their_bytes() {
     assert!(matches!(err, AggError::MemoryBudget { .. }), "{err}");
     assert_eq!(op.num_groups(), 0);
     let ok = batch(vec![Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef]);
-    assert_eq!(opt_rows(op.process(&ok).unwrap()), strs(&["+I[a, 1]", "+I[b, 1]"]));
+    assert_eq!(
+        opt_rows(op.process(&ok).unwrap()),
+        strs(&["+I[a, 1]", "+I[b, 1]"])
+    );
 }
 
 #[test]
@@ -233,7 +235,10 @@ fn restoring_a_subset_of_key_groups_keeps_exactly_those_groups() {
             .map(|r| r[3..].split(',').next().unwrap().to_string())
             .collect();
         assert_eq!(held.len(), restored);
-        assert_eq!(out.iter().filter(|r| r.starts_with("+I")).count(), 150 - restored);
+        assert_eq!(
+            out.iter().filter(|r| r.starts_with("+I")).count(),
+            150 - restored
+        );
         assert!(held.is_disjoint(&all_keys));
         all_keys.extend(held);
     }

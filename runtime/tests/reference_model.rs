@@ -62,12 +62,16 @@ fn random_value(rng: &mut Rng, ty: &SqlType) -> V {
     match ty {
         SqlType::TinyInt => V::I(rng.next() as i8 as i128),
         SqlType::SmallInt => V::I(rng.next() as i16 as i128),
-        SqlType::Int | SqlType::Date | SqlType::Time { .. } => {
-            V::I(if small { rng.below(21) as i128 - 10 } else { rng.next() as i32 as i128 })
-        }
-        SqlType::BigInt | SqlType::Timestamp { precision: 0..=3 } => {
-            V::I(if small { rng.below(21) as i128 - 10 } else { rng.next() as i64 as i128 })
-        }
+        SqlType::Int | SqlType::Date | SqlType::Time { .. } => V::I(if small {
+            rng.below(21) as i128 - 10
+        } else {
+            rng.next() as i32 as i128
+        }),
+        SqlType::BigInt | SqlType::Timestamp { precision: 0..=3 } => V::I(if small {
+            rng.below(21) as i128 - 10
+        } else {
+            rng.next() as i64 as i128
+        }),
         SqlType::Decimal { precision, .. } => {
             let max = 10i128.pow(u32::from(*precision)) - 1;
             let v = if small {
@@ -104,10 +108,12 @@ fn random_value(rng: &mut Rng, ty: &SqlType) -> V {
 
 /// Builds an Arrow column of `data_type` from reference values.
 fn to_array(values: &[Option<V>], data_type: &DataType) -> ArrayRef {
-    let ints = || values.iter().map(|v| match v {
-        Some(V::I(i)) => Some(*i),
-        _ => None,
-    });
+    let ints = || {
+        values.iter().map(|v| match v {
+            Some(V::I(i)) => Some(*i),
+            _ => None,
+        })
+    };
     match data_type {
         DataType::Int8 => Arc::new(Int8Array::from_iter(ints().map(|v| v.map(|i| i as i8)))),
         DataType::Int16 => Arc::new(Int16Array::from_iter(ints().map(|v| v.map(|i| i as i16)))),
@@ -142,18 +148,27 @@ fn to_array(values: &[Option<V>], data_type: &DataType) -> ArrayRef {
             _ => None,
         }))),
         DataType::Struct(fields) => {
-            let millis: Vec<i64> = values.iter().map(|v| match v {
-                Some(V::T(m, _)) => *m,
-                _ => 0,
-            }).collect();
-            let nanos: Vec<i32> = values.iter().map(|v| match v {
-                Some(V::T(_, n)) => *n,
-                _ => 0,
-            }).collect();
+            let millis: Vec<i64> = values
+                .iter()
+                .map(|v| match v {
+                    Some(V::T(m, _)) => *m,
+                    _ => 0,
+                })
+                .collect();
+            let nanos: Vec<i32> = values
+                .iter()
+                .map(|v| match v {
+                    Some(V::T(_, n)) => *n,
+                    _ => 0,
+                })
+                .collect();
             let valid: Vec<bool> = values.iter().map(|v| v.is_some()).collect();
             Arc::new(StructArray::new(
                 fields.clone(),
-                vec![Arc::new(Int64Array::from(millis)), Arc::new(Int32Array::from(nanos))],
+                vec![
+                    Arc::new(Int64Array::from(millis)),
+                    Arc::new(Int32Array::from(nanos)),
+                ],
                 Some(valid.into()),
             ))
         }
@@ -174,12 +189,18 @@ fn from_array(array: &ArrayRef) -> Vec<Option<V>> {
                 DataType::Int32 => V::I(array.as_primitive::<Int32Type>().value(i).into()),
                 DataType::Int64 => V::I(array.as_primitive::<Int64Type>().value(i).into()),
                 DataType::Date32 => V::I(array.as_primitive::<Date32Type>().value(i).into()),
-                DataType::Time32(_) => {
-                    V::I(array.as_primitive::<Time32MillisecondType>().value(i).into())
-                }
-                DataType::Timestamp(..) => {
-                    V::I(array.as_primitive::<TimestampMillisecondType>().value(i).into())
-                }
+                DataType::Time32(_) => V::I(
+                    array
+                        .as_primitive::<Time32MillisecondType>()
+                        .value(i)
+                        .into(),
+                ),
+                DataType::Timestamp(..) => V::I(
+                    array
+                        .as_primitive::<TimestampMillisecondType>()
+                        .value(i)
+                        .into(),
+                ),
                 DataType::Decimal128(..) => V::I(array.as_primitive::<Decimal128Type>().value(i)),
                 DataType::Float32 => V::F32(array.as_primitive::<Float32Type>().value(i)),
                 DataType::Float64 => V::F64(array.as_primitive::<Float64Type>().value(i)),
@@ -201,8 +222,12 @@ fn from_array(array: &ArrayRef) -> Vec<Option<V>> {
 /// Same value, NaN equal to NaN (for comparing results).
 fn identical(a: &Option<V>, b: &Option<V>) -> bool {
     match (a, b) {
-        (Some(V::F32(x)), Some(V::F32(y))) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-        (Some(V::F64(x)), Some(V::F64(y))) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        (Some(V::F32(x)), Some(V::F32(y))) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        (Some(V::F64(x)), Some(V::F64(y))) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
         _ => a == b,
     }
 }
@@ -249,9 +274,7 @@ fn wrap(v: i128, ty: &SqlType) -> i128 {
 fn add(a: &V, b: &V, ty: &SqlType) -> Option<V> {
     match (a, b) {
         (V::I(x), V::I(y)) => match ty {
-            SqlType::Decimal { .. } => {
-                x.checked_add(*y).filter(|s| s.abs() <= MAX_38).map(V::I)
-            }
+            SqlType::Decimal { .. } => x.checked_add(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
             _ => Some(V::I(wrap(x + y, ty))),
         },
         (V::F32(x), V::F32(y)) => Some(V::F32(x + y)),
@@ -273,8 +296,14 @@ impl Model {
             _ => Some(V::I(0)),
         };
         match self.function {
-            "SUM0" | "AVG" => Ref { value: zero, count: 0 },
-            _ => Ref { value: None, count: 0 },
+            "SUM0" | "AVG" => Ref {
+                value: zero,
+                count: 0,
+            },
+            _ => Ref {
+                value: None,
+                count: 0,
+            },
         }
     }
 
@@ -315,7 +344,12 @@ impl Model {
                             Some(cur) => add(cur, v, ty.unwrap()),
                         }
                     }
-                    "SUM0" => state.value = state.value.as_ref().and_then(|cur| add(cur, v, ty.unwrap())),
+                    "SUM0" => {
+                        state.value = state
+                            .value
+                            .as_ref()
+                            .and_then(|cur| add(cur, v, ty.unwrap()))
+                    }
                     "AVG" => {
                         state.value = state.value.as_ref().and_then(|cur| self.avg_add(cur, v));
                         state.count += 1;
@@ -436,7 +470,11 @@ fn random_batches(rng: &mut Rng, ty: Option<&SqlType>, groups: u32) -> Vec<Batch
                     })
                     .collect()
             });
-            Batch { values, groups, filter }
+            Batch {
+                values,
+                groups,
+                filter,
+            }
         })
         .collect()
 }
@@ -470,7 +508,12 @@ fn filter_array(batch: &Batch) -> Option<BooleanArray> {
     batch.filter.as_ref().map(|f| BooleanArray::from(f.clone()))
 }
 
-fn apply(acc: &mut dyn GroupAccumulator, batch: &Batch, args: &[ArrayRef], filter: Option<&BooleanArray>) {
+fn apply(
+    acc: &mut dyn GroupAccumulator,
+    batch: &Batch,
+    args: &[ArrayRef],
+    filter: Option<&BooleanArray>,
+) {
     acc.update(&BatchUpdate {
         args,
         group_ids: &batch.groups,
@@ -484,7 +527,10 @@ fn check_results(name: &str, what: &str, got: &ArrayRef, want: &[Option<V>]) {
     let got = from_array(got);
     assert_eq!(got.len(), want.len(), "{name} {what}: length");
     for (g, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!(identical(a, b), "{name} {what}: group {g} got {a:?}, reference {b:?}");
+        assert!(
+            identical(a, b),
+            "{name} {what}: group {g} got {a:?}, reference {b:?}"
+        );
     }
 }
 
@@ -578,7 +624,10 @@ fn run_one(admission: &'static Admission, seed: u64) {
             if last || rng.below(2) == 0 {
                 let partials = local.partials(&all).unwrap();
                 assert_eq!(
-                    partials.iter().map(|p| p.data_type().clone()).collect::<Vec<_>>(),
+                    partials
+                        .iter()
+                        .map(|p| p.data_type().clone())
+                        .collect::<Vec<_>>(),
                     local.partial_types(),
                     "{name}: partial types"
                 );

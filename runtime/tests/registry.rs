@@ -21,7 +21,8 @@ fn sql_for(row: &str) -> SqlType {
         "CHAR" => "CHAR(3)",
         other => other,
     };
-    text.parse().unwrap_or_else(|e| panic!("no SQL type for row {row}: {e}"))
+    text.parse()
+        .unwrap_or_else(|e| panic!("no SQL type for row {row}: {e}"))
 }
 
 fn phase(p: SpecPhase) -> Phase {
@@ -37,7 +38,11 @@ fn every_declared_specialization_is_admitted() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
     let specs = aggforge_codegen::load_dir(&dir).expect("specs load");
     let declared = specs.specializations();
-    assert_eq!(declared.len(), registry::all().len(), "one registry row per specialization");
+    assert_eq!(
+        declared.len(),
+        registry::all().len(),
+        "one registry row per specialization"
+    );
     for spec in &declared {
         let arg = spec.ty.map(|row| sql_for(&row.name));
         let input = match spec.entry.input {
@@ -45,8 +50,14 @@ fn every_declared_specialization_is_admitted() {
             SpecInput::Retracting => InputMode::Retracting,
         };
         for &p in &spec.entry.phases {
-            let admitted = lookup(spec.function.as_str(), arg.as_ref(), phase(p), input, spec.entry.distinct)
-                .unwrap_or_else(|e| panic!("{} not admitted: {e}", spec.display_name()));
+            let admitted = lookup(
+                spec.function.as_str(),
+                arg.as_ref(),
+                phase(p),
+                input,
+                spec.entry.distinct,
+            )
+            .unwrap_or_else(|e| panic!("{} not admitted: {e}", spec.display_name()));
             assert_eq!(admitted.name, spec.display_name());
             let acc = admitted.create(arg.as_ref()).expect("create");
             assert_eq!(acc.name(), spec.display_name());
@@ -60,7 +71,11 @@ fn every_declared_specialization_is_admitted() {
                     family => format!("{family}({p})"),
                 };
                 let ty: SqlType = text.parse().unwrap();
-                assert_eq!(registry::type_row_of(&ty), Some(row.name.as_str()), "{text}");
+                assert_eq!(
+                    registry::type_row_of(&ty),
+                    Some(row.name.as_str()),
+                    "{text}"
+                );
             }
         }
     }
@@ -69,17 +84,62 @@ fn every_declared_specialization_is_admitted() {
 #[test]
 fn undeclared_combinations_are_not_admitted_with_a_reason() {
     let cases: [(&str, Option<&str>, Phase, InputMode, bool, &str); 6] = [
-        ("SUM", Some("DATE"), Phase::Single, InputMode::InsertOnly, false, "no spec entry for SUM over DATE"),
-        ("MIN", Some("INT"), Phase::Single, InputMode::Retracting, false, "MIN<INT> has no retracting specialization"),
-        ("COUNT", Some("INT"), Phase::Single, InputMode::InsertOnly, true, "no DISTINCT specialization"),
-        ("MEDIAN", Some("INT"), Phase::Single, InputMode::InsertOnly, false, "no spec entry for function MEDIAN"),
-        ("MAX", Some("TIME(6)"), Phase::Single, InputMode::InsertOnly, false, "no type row in types.toml matches TIME(6)"),
-        ("AVG", Some("BOOLEAN"), Phase::Global, InputMode::InsertOnly, false, "no spec entry for AVG over BOOLEAN"),
+        (
+            "SUM",
+            Some("DATE"),
+            Phase::Single,
+            InputMode::InsertOnly,
+            false,
+            "no spec entry for SUM over DATE",
+        ),
+        (
+            "MIN",
+            Some("INT"),
+            Phase::Single,
+            InputMode::Retracting,
+            false,
+            "MIN<INT> has no retracting specialization",
+        ),
+        (
+            "COUNT",
+            Some("INT"),
+            Phase::Single,
+            InputMode::InsertOnly,
+            true,
+            "no DISTINCT specialization",
+        ),
+        (
+            "MEDIAN",
+            Some("INT"),
+            Phase::Single,
+            InputMode::InsertOnly,
+            false,
+            "no spec entry for function MEDIAN",
+        ),
+        (
+            "MAX",
+            Some("TIME(6)"),
+            Phase::Single,
+            InputMode::InsertOnly,
+            false,
+            "no type row in types.toml matches TIME(6)",
+        ),
+        (
+            "AVG",
+            Some("BOOLEAN"),
+            Phase::Global,
+            InputMode::InsertOnly,
+            false,
+            "no spec entry for AVG over BOOLEAN",
+        ),
     ];
     for (function, ty, phase, input, distinct, reason) in cases {
         let arg: Option<SqlType> = ty.map(|t| t.parse().unwrap());
         let err = lookup(function, arg.as_ref(), phase, input, distinct).unwrap_err();
-        assert!(err.reason.contains(reason), "{function}: got '{err}', want '{reason}'");
+        assert!(
+            err.reason.contains(reason),
+            "{function}: got '{err}', want '{reason}'"
+        );
     }
 }
 
@@ -87,11 +147,28 @@ fn undeclared_combinations_are_not_admitted_with_a_reason() {
 fn created_accumulators_take_types_from_the_sql_type() {
     use arrow_schema::DataType;
     let arg: SqlType = "DECIMAL(12, 3)".parse().unwrap();
-    let sum = lookup("SUM", Some(&arg), Phase::Local, InputMode::InsertOnly, false).unwrap();
+    let sum = lookup(
+        "SUM",
+        Some(&arg),
+        Phase::Local,
+        InputMode::InsertOnly,
+        false,
+    )
+    .unwrap();
     let acc = sum.create(Some(&arg)).unwrap();
     assert_eq!(acc.result_type(), DataType::Decimal128(38, 3));
-    let min = lookup("MIN", Some(&arg), Phase::Single, InputMode::InsertOnly, false).unwrap();
-    assert_eq!(min.create(Some(&arg)).unwrap().result_type(), DataType::Decimal128(12, 3));
+    let min = lookup(
+        "MIN",
+        Some(&arg),
+        Phase::Single,
+        InputMode::InsertOnly,
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        min.create(Some(&arg)).unwrap().result_type(),
+        DataType::Decimal128(12, 3)
+    );
     // A constructor refuses a SQL type of another row.
     let other: SqlType = "DECIMAL(30, 3)".parse().unwrap();
     assert!(min.create(Some(&other)).is_err());

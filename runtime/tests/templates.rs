@@ -20,10 +20,16 @@ use arrow_schema::DataType;
 
 fn acc(function: &str, ty: Option<&str>) -> Box<dyn GroupAccumulator> {
     let arg: Option<SqlType> = ty.map(|t| t.parse().unwrap());
-    registry::lookup(function, arg.as_ref(), Phase::Single, InputMode::InsertOnly, false)
-        .unwrap()
-        .create(arg.as_ref())
-        .unwrap()
+    registry::lookup(
+        function,
+        arg.as_ref(),
+        Phase::Single,
+        InputMode::InsertOnly,
+        false,
+    )
+    .unwrap()
+    .create(arg.as_ref())
+    .unwrap()
 }
 
 fn update(acc: &mut dyn GroupAccumulator, args: Vec<ArrayRef>, groups: &[u32]) {
@@ -73,7 +79,12 @@ fn min_max_float_nan_first_stays_and_later_never_replaces() {
         // group 0: NaN first; group 1: NaN later
         update(
             a.as_mut(),
-            vec![f64s(&[Some(f64::NAN), Some(1.0), Some(1.0), Some(f64::NAN)])],
+            vec![f64s(&[
+                Some(f64::NAN),
+                Some(1.0),
+                Some(1.0),
+                Some(f64::NAN),
+            ])],
             &[0, 0, 1, 1],
         );
         let out = eval(a.as_ref());
@@ -91,8 +102,14 @@ fn min_max_signed_zero_keeps_the_first() {
         update(a.as_mut(), vec![values], &[0, 0, 1, 1]);
         let out = eval(a.as_ref());
         let out = out.as_primitive::<Float32Type>();
-        assert!(out.value(0).is_sign_positive(), "{function}: 0.0 first kept");
-        assert!(out.value(1).is_sign_negative(), "{function}: -0.0 first kept");
+        assert!(
+            out.value(0).is_sign_positive(),
+            "{function}: 0.0 first kept"
+        );
+        assert!(
+            out.value(1).is_sign_negative(),
+            "{function}: -0.0 first kept"
+        );
     }
 }
 
@@ -100,7 +117,12 @@ fn min_max_signed_zero_keeps_the_first() {
 fn min_max_strings_compare_unsigned_bytes_and_booleans_false_first() {
     let mut min = acc("MIN", Some("STRING"));
     let mut max = acc("MAX", Some("STRING"));
-    let values: ArrayRef = Arc::new(StringArray::from(vec![Some("z"), Some("é"), None, Some("a")]));
+    let values: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("z"),
+        Some("é"),
+        None,
+        Some("a"),
+    ]));
     update(min.as_mut(), vec![values.clone()], &[0, 0, 0, 1]);
     update(max.as_mut(), vec![values], &[0, 0, 0, 1]);
     assert_eq!(eval(min.as_ref()).as_string::<i32>().value(0), "z");
@@ -121,7 +143,10 @@ fn min_max_strings_compare_unsigned_bytes_and_booleans_false_first() {
 #[test]
 fn min_timestamp_9_orders_millis_then_nanos() {
     let mut a = acc("MIN", Some("TIMESTAMP(9)"));
-    assert_eq!(a.result_type(), aggforge_runtime::kernel::timestamp_struct_type());
+    assert_eq!(
+        a.result_type(),
+        aggforge_runtime::kernel::timestamp_struct_type()
+    );
     let millis: ArrayRef = Arc::new(Int64Array::from(vec![5, 5, 4, 7]));
     let nanos: ArrayRef = Arc::new(Int32Array::from(vec![300, 200, 999_999, 0]));
     let DataType::Struct(fields) = aggforge_runtime::kernel::timestamp_struct_type() else {
@@ -169,22 +194,39 @@ fn float_sum_accumulates_in_f32() {
 fn float_sum_of_negative_zero_is_negative_zero() {
     let mut a = acc("SUM", Some("DOUBLE"));
     update(a.as_mut(), vec![f64s(&[Some(-0.0)])], &[0]);
-    assert!(eval(a.as_ref()).as_primitive::<Float64Type>().value(0).is_sign_negative());
+    assert!(eval(a.as_ref())
+        .as_primitive::<Float64Type>()
+        .value(0)
+        .is_sign_negative());
     // SUM0 starts from Flink's literal 0.0: 0.0 + -0.0 = 0.0.
     let mut a = acc("SUM0", Some("DOUBLE"));
     update(a.as_mut(), vec![f64s(&[Some(-0.0)])], &[0]);
-    assert!(eval(a.as_ref()).as_primitive::<Float64Type>().value(0).is_sign_positive());
+    assert!(eval(a.as_ref())
+        .as_primitive::<Float64Type>()
+        .value(0)
+        .is_sign_positive());
 }
 
 #[test]
 fn decimal_sum_overflows_to_null_and_a_later_value_restarts_it() {
     let mut a = acc("SUM", Some("DECIMAL(38, 0)"));
     assert_eq!(a.result_type(), DataType::Decimal128(38, 0));
-    update(a.as_mut(), vec![decimals(&[Some(MAX_38), Some(1)], 38, 0)], &[0, 0]);
-    assert!(eval(a.as_ref()).is_null(0), "overflow past 38 digits is NULL");
+    update(
+        a.as_mut(),
+        vec![decimals(&[Some(MAX_38), Some(1)], 38, 0)],
+        &[0, 0],
+    );
+    assert!(
+        eval(a.as_ref()).is_null(0),
+        "overflow past 38 digits is NULL"
+    );
     update(a.as_mut(), vec![decimals(&[Some(5)], 38, 0)], &[0]);
     let out = eval(a.as_ref());
-    assert_eq!(out.as_primitive::<Decimal128Type>().value(0), 5, "IF(isNull(sum), value, ...)");
+    assert_eq!(
+        out.as_primitive::<Decimal128Type>().value(0),
+        5,
+        "IF(isNull(sum), value, ...)"
+    );
 
     // SUM0 and AVG stay NULL: plus(NULL, x) is NULL.
     for function in ["SUM0", "AVG"] {
@@ -203,21 +245,40 @@ fn decimal_18_sum_widens_to_decimal_38() {
     let mut a = acc("SUM", Some("DECIMAL(18, 2)"));
     assert_eq!(a.result_type(), DataType::Decimal128(38, 2));
     let big = 999_999_999_999_999_999i128;
-    update(a.as_mut(), vec![decimals(&[Some(big), Some(big)], 18, 2)], &[0, 0]);
-    assert_eq!(eval(a.as_ref()).as_primitive::<Decimal128Type>().value(0), 2 * big);
+    update(
+        a.as_mut(),
+        vec![decimals(&[Some(big), Some(big)], 18, 2)],
+        &[0, 0],
+    );
+    assert_eq!(
+        eval(a.as_ref()).as_primitive::<Decimal128Type>().value(0),
+        2 * big
+    );
 }
 
 #[test]
 fn decimal_avg_rounds_half_up_to_max_6_s() {
     let mut a = acc("AVG", Some("DECIMAL(10, 2)"));
     assert_eq!(a.result_type(), DataType::Decimal128(38, 6));
-    assert_eq!(a.partial_types(), vec![DataType::Decimal128(38, 2), DataType::Int64]);
+    assert_eq!(
+        a.partial_types(),
+        vec![DataType::Decimal128(38, 2), DataType::Int64]
+    );
     // 1.00, 2.00, 2.00 -> 5.00 / 3 = 1.666666.. -> 1.666667
     // -1.00, -2.00 -> -1.5 -> -1.500000; 0.01, 0.00, 0.00 -> 0.003333
     update(
         a.as_mut(),
         vec![decimals(
-            &[Some(100), Some(200), Some(200), Some(-100), Some(-200), Some(1), Some(0), Some(0)],
+            &[
+                Some(100),
+                Some(200),
+                Some(200),
+                Some(-100),
+                Some(-200),
+                Some(1),
+                Some(0),
+                Some(0),
+            ],
             10,
             2,
         )],
@@ -231,8 +292,16 @@ fn decimal_avg_rounds_half_up_to_max_6_s() {
     // A scale above 6 is kept: DECIMAL(20, 8).
     let mut a = acc("AVG", Some("DECIMAL(20, 8)"));
     assert_eq!(a.result_type(), DataType::Decimal128(38, 8));
-    update(a.as_mut(), vec![decimals(&[Some(1), Some(0)], 20, 8)], &[0, 0]);
-    assert_eq!(eval(a.as_ref()).as_primitive::<Decimal128Type>().value(0), 1, "0.000000005 -> 0.00000001");
+    update(
+        a.as_mut(),
+        vec![decimals(&[Some(1), Some(0)], 20, 8)],
+        &[0, 0],
+    );
+    assert_eq!(
+        eval(a.as_ref()).as_primitive::<Decimal128Type>().value(0),
+        1,
+        "0.000000005 -> 0.00000001"
+    );
 }
 
 #[test]
@@ -280,10 +349,24 @@ fn filter_column_drops_false_and_null_rows() {
     let filter = BooleanArray::from(vec![Some(true), Some(false), None, Some(true)]);
     let values: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), Some(1), Some(0), None]));
     let mut min = acc("MIN", Some("INT"));
-    update_with(min.as_mut(), vec![values.clone()], &[0, 0, 0, 0], Some(&filter), None).unwrap();
+    update_with(
+        min.as_mut(),
+        vec![values.clone()],
+        &[0, 0, 0, 0],
+        Some(&filter),
+        None,
+    )
+    .unwrap();
     assert_eq!(eval(min.as_ref()).as_primitive::<Int32Type>().value(0), 5);
     let mut count = acc("COUNT", Some("INT"));
-    update_with(count.as_mut(), vec![values], &[0, 0, 0, 0], Some(&filter), None).unwrap();
+    update_with(
+        count.as_mut(),
+        vec![values],
+        &[0, 0, 0, 0],
+        Some(&filter),
+        None,
+    )
+    .unwrap();
     assert_eq!(eval(count.as_ref()).as_primitive::<Int64Type>().value(0), 1);
     let mut star = acc("COUNT_STAR", None);
     update_with(star.as_mut(), vec![], &[0, 0, 0, 0], Some(&filter), None).unwrap();
@@ -295,8 +378,17 @@ fn insert_only_accumulators_reject_retractions() {
     let values: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
     for kinds in [[0i8, 1], [0, 3]] {
         let mut a = acc("SUM", Some("INT"));
-        let err = update_with(a.as_mut(), vec![values.clone()], &[0, 0], None, Some(&kinds));
-        assert!(matches!(err, Err(AggError::Input(ref m)) if m.contains("insert-only")), "{err:?}");
+        let err = update_with(
+            a.as_mut(),
+            vec![values.clone()],
+            &[0, 0],
+            None,
+            Some(&kinds),
+        );
+        assert!(
+            matches!(err, Err(AggError::Input(ref m)) if m.contains("insert-only")),
+            "{err:?}"
+        );
     }
     // +I and +U are accumulated.
     let mut a = acc("SUM", Some("INT"));
@@ -309,10 +401,18 @@ fn wrong_column_type_is_an_input_error() {
     let mut a = acc("MIN", Some("INT"));
     let values: ArrayRef = Arc::new(Int64Array::from(vec![1i64]));
     let err = update_with(a.as_mut(), vec![values], &[0], None, None);
-    assert!(matches!(err, Err(AggError::Input(ref m)) if m.contains("Int32")), "{err:?}");
+    assert!(
+        matches!(err, Err(AggError::Input(ref m)) if m.contains("Int32")),
+        "{err:?}"
+    );
     // group ids beyond the state are an error too, not a panic
     let values: ArrayRef = Arc::new(Int32Array::from(vec![1]));
-    let err = a.update(&BatchUpdate { args: &[values], group_ids: &[7], filter: None, row_kinds: None });
+    let err = a.update(&BatchUpdate {
+        args: &[values],
+        group_ids: &[7],
+        filter: None,
+        row_kinds: None,
+    });
     assert!(matches!(err, Err(AggError::Input(_))));
 }
 
@@ -324,11 +424,20 @@ fn traced_updates_flag_changes_under_java_equality() {
     let mut changed = vec![false; 4];
     let out = a
         .update_traced(
-            &BatchUpdate { args: &[values], group_ids: &[0, 0, 0, 0], filter: None, row_kinds: None },
+            &BatchUpdate {
+                args: &[values],
+                group_ids: &[0, 0, 0, 0],
+                filter: None,
+                row_kinds: None,
+            },
             &mut changed,
         )
         .unwrap();
-    assert!(out.as_primitive::<Float64Type>().values().iter().all(|v| v.is_nan()));
+    assert!(out
+        .as_primitive::<Float64Type>()
+        .values()
+        .iter()
+        .all(|v| v.is_nan()));
     // NULL -> NaN changed; NaN -> NaN is "changed" under Java == (NaN != NaN).
     assert_eq!(changed, vec![true, true, true, true]);
 
@@ -337,7 +446,12 @@ fn traced_updates_flag_changes_under_java_equality() {
     let values = f64s(&[Some(0.0), Some(-0.0), Some(1.0), Some(0.5)]);
     let mut changed = vec![false; 4];
     a.update_traced(
-        &BatchUpdate { args: &[values], group_ids: &[0, 0, 0, 0], filter: None, row_kinds: None },
+        &BatchUpdate {
+            args: &[values],
+            group_ids: &[0, 0, 0, 0],
+            filter: None,
+            row_kinds: None,
+        },
         &mut changed,
     )
     .unwrap();
@@ -364,8 +478,15 @@ fn sum0_merge_of_a_null_partial_is_null() {
     // SUM skips a NULL partial.
     let mut global = acc("SUM", Some("DECIMAL(38, 0)"));
     global.resize(1);
-    global.merge(&[decimals(&[Some(3), None], 38, 0)], &[0, 0]).unwrap();
-    assert_eq!(eval(global.as_ref()).as_primitive::<Decimal128Type>().value(0), 3);
+    global
+        .merge(&[decimals(&[Some(3), None], 38, 0)], &[0, 0])
+        .unwrap();
+    assert_eq!(
+        eval(global.as_ref())
+            .as_primitive::<Decimal128Type>()
+            .value(0),
+        3
+    );
 }
 
 #[test]
@@ -374,11 +495,18 @@ fn local_partials_merge_into_global() {
     let values: ArrayRef = Arc::new(Int64Array::from(vec![1i64, 2, 4]));
     update(local.as_mut(), vec![values], &[0, 0, 1]);
     let partials = local.partials(&[0, 1]).unwrap();
-    assert_eq!(partials[1].as_primitive::<Int64Type>().values().as_ref(), &[2, 1]);
+    assert_eq!(
+        partials[1].as_primitive::<Int64Type>().values().as_ref(),
+        &[2, 1]
+    );
     local.reset();
     assert_eq!(local.num_groups(), 0);
     let mut global = acc("AVG", Some("BIGINT"));
     global.resize(1);
     global.merge(&partials, &[0, 0]).unwrap();
-    assert_eq!(eval(global.as_ref()).as_primitive::<Int64Type>().value(0), 2, "7 / 3");
+    assert_eq!(
+        eval(global.as_ref()).as_primitive::<Int64Type>().value(0),
+        2,
+        "7 / 3"
+    );
 }

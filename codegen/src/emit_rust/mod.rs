@@ -182,7 +182,11 @@ pub fn find<'a>(
             func.as_str(),
             type_row.unwrap_or("(no argument)"),
             func.as_str(),
-            if rows.is_empty() { "nothing".to_string() } else { rows.join(", ") }
+            if rows.is_empty() {
+                "nothing".to_string()
+            } else {
+                rows.join(", ")
+            }
         )
     })
 }
@@ -239,7 +243,8 @@ mod tests {
     use crate::model::Function;
 
     fn specs() -> SpecSet {
-        crate::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs")).expect("specs load")
+        crate::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs"))
+            .expect("specs load")
     }
 
     fn extreme_entry(specs: &mut SpecSet) -> &mut crate::model::Entry {
@@ -275,7 +280,10 @@ mod tests {
         let specs = specs();
         let int = find(&specs, "MIN", Some("INT")).unwrap();
         let int = emit_specialization(&specs, &int).unwrap().to_string();
-        assert!(int.contains("i32 :: MAX"), "identity-initialized integer MIN: {int}");
+        assert!(
+            int.contains("i32 :: MAX"),
+            "identity-initialized integer MIN: {int}"
+        );
         assert!(int.contains(". min (value)"));
         let float = find(&specs, "MIN", Some("DOUBLE")).unwrap();
         let float = emit_specialization(&specs, &float).unwrap().to_string();
@@ -308,6 +316,9 @@ mod tests {
             .unwrap();
         sum.types.push("BOOLEAN".into());
         let errors = emit(&specs).unwrap_err();
-        assert!(errors.iter().any(|e| e.location.contains("sum.toml:")), "{errors:?}");
+        assert!(
+            errors.iter().any(|e| e.location.contains("sum.toml:")),
+            "{errors:?}"
+        );
     }
 }
