@@ -46,9 +46,15 @@ fn golden_plan() -> AggPlan {
 
 fn rows_batch(rows: &[(Option<&str>, Option<i32>, Option<i64>)]) -> RecordBatch {
     batch(vec![
-        Arc::new(StringArray::from(rows.iter().map(|r| r.0).collect::<Vec<_>>())) as ArrayRef,
-        Arc::new(Int32Array::from(rows.iter().map(|r| r.1).collect::<Vec<_>>())) as ArrayRef,
-        Arc::new(Int64Array::from(rows.iter().map(|r| r.2).collect::<Vec<_>>())) as ArrayRef,
+        Arc::new(StringArray::from(
+            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+        )) as ArrayRef,
+        Arc::new(Int32Array::from(
+            rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+        )) as ArrayRef,
+        Arc::new(Int64Array::from(
+            rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+        )) as ArrayRef,
     ])
 }
 

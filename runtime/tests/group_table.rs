@@ -86,7 +86,10 @@ fn decimal_date_and_boolean_keys() {
             .with_precision_and_scale(30, 2)
             .unwrap(),
     );
-    assert_eq!(intern(&mut table, &[keys.clone()]), vec![0, 1, 2, 0]);
+    assert_eq!(
+        intern(&mut table, std::slice::from_ref(&keys)),
+        vec![0, 1, 2, 0]
+    );
     let back = table.keys(&[0, 1, 2]).unwrap();
     assert_eq!(back[0].data_type(), keys.data_type());
     let back = back[0].as_any().downcast_ref::<Decimal128Array>().unwrap();

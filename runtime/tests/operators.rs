@@ -314,3 +314,25 @@ fn local_min_max_speed() {
         op.flush().unwrap();
     }
 }
+
+#[test]
+fn a_plan_without_keys_has_one_group() {
+    let mut p = plan(
+        SqlType::Int,
+        vec![call("MAX", Some((0, SqlType::BigInt)))],
+        Emission::Immediate,
+    );
+    p.key_columns.clear();
+    p.key_types.clear();
+    let mut op = GroupAggOperator::new(p).unwrap();
+    let b = batch(vec![Arc::new(Int64Array::from(vec![5, 3, 7])) as ArrayRef]);
+    assert_eq!(
+        opt_rows(op.process(&b).unwrap()),
+        strs(&["+I[5]", "-U[5]", "+U[7]"])
+    );
+    let snapshot = op.snapshot().unwrap();
+    assert_eq!(snapshot.len(), 1);
+    let mut restored = GroupAggOperator::new(op.plan().clone()).unwrap();
+    restored.restore(&snapshot).unwrap();
+    assert_eq!(restored.num_groups(), 1);
+}
