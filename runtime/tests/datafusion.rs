@@ -54,7 +54,7 @@ fn sum_state_merge_and_convert_to_state() {
     );
     let mut local = SumDecimal18::new(Some(&dec)).unwrap();
     local
-        .update_batch(&[values.clone()], &[0, 0, 1, 1], None, 2)
+        .update_batch(std::slice::from_ref(&values), &[0, 0, 1, 1], None, 2)
         .unwrap();
     let state = local.state(EmitTo::First(1)).unwrap();
     assert_eq!(state[0].as_primitive::<Decimal128Type>().value(0), 150);

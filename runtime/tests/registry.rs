@@ -83,7 +83,15 @@ fn every_declared_specialization_is_admitted() {
 
 #[test]
 fn undeclared_combinations_are_not_admitted_with_a_reason() {
-    let cases: [(&str, Option<&str>, Phase, InputMode, bool, &str); 6] = [
+    type Case = (
+        &'static str,
+        Option<&'static str>,
+        Phase,
+        InputMode,
+        bool,
+        &'static str,
+    );
+    let cases: [Case; 6] = [
         (
             "SUM",
             Some("DATE"),

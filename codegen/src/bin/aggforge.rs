@@ -16,7 +16,7 @@ use aggforge_codegen::{load_dir, SpecErrors};
 
 /// Code-generating aggregate compiler: spec validation and coverage.
 #[derive(Debug, Parser)]
-#[command(name = "aggforge", version, about, long_about = None)]
+#[command(name = "aggforge", version)]
 struct Cli {
     /// Spec directory [default: the nearest `specs` directory holding
     /// types.toml at or above the current directory, else the workspace's]
