@@ -106,6 +106,36 @@ impl Rows {
     }
 }
 
+impl Rows {
+    /// Calls `f(i, selected)` for every row `i` of the batch, in order,
+    /// selected or not: the loop for branch-free masked folds, which fold an
+    /// identity value into unselected rows instead of skipping them.
+    #[inline(always)]
+    pub fn for_each_bit(&self, mut f: impl FnMut(usize, bool)) {
+        match &self.mask {
+            None => {
+                for i in 0..self.len {
+                    f(i, true);
+                }
+            }
+            Some(mask) => {
+                let chunks = mask.inner().bit_chunks(mask.offset(), mask.len());
+                let mut base = 0usize;
+                for word in chunks.iter() {
+                    for j in 0..64 {
+                        f(base + j, (word >> j) & 1 != 0);
+                    }
+                    base += 64;
+                }
+                let word = chunks.remainder_bits();
+                for j in 0..chunks.remainder_len() {
+                    f(base + j, (word >> j) & 1 != 0);
+                }
+            }
+        }
+    }
+}
+
 #[inline(always)]
 fn visit_word(mut word: u64, base: usize, f: &mut impl FnMut(usize)) {
     if word == u64::MAX {

@@ -9,6 +9,7 @@ use arrow_schema::DataType;
 
 use super::bind::Binding;
 use super::rows::Rows;
+use super::GroupIds;
 use crate::error::{AggError, Result};
 
 /// The per-specialization rules of a one-slot state, written out by the
@@ -25,6 +26,15 @@ pub trait SlotRule: 'static {
     const MERGE_NULL_POISONS: bool;
     /// Value a fresh group holds (an identity where the fold is branch-free).
     fn initial() -> <Self::Acc as Binding>::Owned;
+    /// An argument value whose fold leaves every state value unchanged,
+    /// valid or not, or `None` when the rule has none (floats' first-value
+    /// rule, strings, DECIMAL overflow to NULL). With one, unselected rows
+    /// fold it branch-free (their validity change discarded) instead of
+    /// being skipped.
+    #[inline(always)]
+    fn identity<'a>() -> Option<<Self::In as Binding>::Ref<'a>> {
+        None
+    }
     /// Folds one non-NULL argument value.
     fn fold(
         acc: &mut <Self::Acc as Binding>::Owned,
@@ -117,15 +127,54 @@ impl<R: SlotRule> Slots<R> {
         &mut self,
         column: <R::In as Binding>::Reader<'_>,
         rows: &Rows,
-        group_ids: &[u32],
+        groups: &GroupIds<'_>,
     ) {
-        let group_ids = &group_ids[..rows.len()];
+        let group_ids = groups.ids();
+        let n = rows.len();
         let values = &mut self.values[..];
         let valid = &mut self.valid[..];
-        rows.for_each(|i| {
-            let g = group_ids[i] as usize;
-            R::fold(&mut values[g], &mut valid[g], R::In::get(&column, i));
-        });
+        if group_ids.len() != n
+            || groups.num_groups() != values.len()
+            || valid.len() != values.len()
+            || R::In::rows(&column) < n
+        {
+            // Not reachable from the generated code; kept checked.
+            let group_ids = &group_ids[..n];
+            rows.for_each(|i| {
+                let g = group_ids[i] as usize;
+                R::fold(&mut values[g], &mut valid[g], R::In::get(&column, i));
+            });
+            return;
+        }
+        // SAFETY (all unchecked accesses below): `rows` yields only `i < n`,
+        // and `n` is both the length of `group_ids` and at most the column's
+        // row count (checked above). Every id is below `num_groups`
+        // (`GroupIds` is only built by `check_groups`), which equals the
+        // length of `values` and of `valid` (checked above).
+        match R::identity() {
+            Some(identity) if !rows.is_dense() => {
+                // Branch-free: unselected rows fold the identity (a no-op on
+                // value and validity); the validity update is kept only for
+                // selected rows.
+                rows.for_each_bit(|i, bit| unsafe {
+                    let g = *group_ids.get_unchecked(i) as usize;
+                    let read = R::In::get_unchecked(&column, i);
+                    let value = if bit { read } else { identity };
+                    let slot_valid = valid.get_unchecked_mut(g);
+                    let mut folded = *slot_valid;
+                    R::fold(values.get_unchecked_mut(g), &mut folded, value);
+                    *slot_valid = if bit { folded } else { *slot_valid };
+                });
+            }
+            _ => rows.for_each(|i| unsafe {
+                let g = *group_ids.get_unchecked(i) as usize;
+                R::fold(
+                    values.get_unchecked_mut(g),
+                    valid.get_unchecked_mut(g),
+                    R::In::get_unchecked(&column, i),
+                );
+            }),
+        }
     }
 
     /// Folds like [`Slots::update`] and returns each row's result right
