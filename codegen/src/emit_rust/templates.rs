@@ -424,7 +424,11 @@ fn extreme_rule(
             if min {
                 (quote!(true), quote! { *acc &= value; *valid = true; }, true)
             } else {
-                (quote!(false), quote! { *acc |= value; *valid = true; }, true)
+                (
+                    quote!(false),
+                    quote! { *acc |= value; *valid = true; },
+                    true,
+                )
             }
         }
         // Flink's declarative MIN/MAX with Java's `<`/`>`: the first value

@@ -313,3 +313,93 @@ impl<R: SlotRule> Slots<R> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::types::Int32Type;
+    use arrow_array::{Array, ArrayRef, Int32Array};
+
+    use super::*;
+    use crate::kernel::{check_groups, Prim};
+
+    /// MIN over INT, as the emitter writes it.
+    #[derive(Debug)]
+    struct MinInt;
+
+    impl SlotRule for MinInt {
+        type In = Prim<Int32Type>;
+        type Acc = Prim<Int32Type>;
+        const INITIAL_VALID: bool = false;
+        const MERGE_NULL_POISONS: bool = false;
+        fn initial() -> i32 {
+            i32::MAX
+        }
+        fn identity<'a>() -> Option<<Self::In as Binding>::Ref<'a>> {
+            Some(i32::MAX)
+        }
+        fn fold(acc: &mut i32, valid: &mut bool, value: i32) {
+            *acc = (*acc).min(value);
+            *valid = true;
+        }
+        fn merge(acc: &mut i32, valid: &mut bool, value: i32) {
+            Self::fold(acc, valid, value)
+        }
+        fn same(a: i32, b: i32) -> bool {
+            a == b
+        }
+    }
+
+    #[test]
+    fn masked_identity_fold_matches_a_per_row_model() {
+        let len = 300usize;
+        let groups: Vec<u32> = (0..len as u32).map(|i| (i * 7 + i / 5) % 9).collect();
+        // Group 8 only ever sees NULLs, so it must stay NULL.
+        let values: Vec<Option<i32>> = (0..len)
+            .map(|i| {
+                let v = (i as i32 * 7919) % 1000 - 500;
+                (i % 8 != 3 && groups[i] != 8).then_some(v)
+            })
+            .collect();
+        let column: ArrayRef = Arc::new(Int32Array::from(values.clone()));
+        for offset in [0usize, 3, 64] {
+            let column = column.slice(offset, len - offset);
+            let ids = &groups[offset..];
+            let rows = Rows::new(ids.len(), column.nulls(), None, "t").unwrap();
+            assert!(!rows.is_dense());
+            let mut slots = Slots::<MinInt>::default();
+            slots.resize(10);
+            let reader = Prim::<Int32Type>::bind(&column, "t").unwrap();
+            let checked = check_groups(ids, 10, "t").unwrap();
+            slots.update(reader, &rows, &checked);
+            let mut want = [None::<i32>; 10];
+            for (i, &g) in ids.iter().enumerate() {
+                if let Some(v) = values[offset + i] {
+                    let slot = &mut want[g as usize];
+                    *slot = Some(slot.map_or(v, |m| m.min(v)));
+                }
+            }
+            for (g, want) in want.iter().enumerate() {
+                let got = slots.valid[g].then_some(slots.values[g]);
+                assert_eq!(got, *want, "group {g} offset {offset}");
+            }
+            assert!(!slots.valid[8] && !slots.valid[9]);
+        }
+    }
+
+    #[test]
+    fn mismatched_group_bound_takes_the_checked_loop() {
+        let column: ArrayRef = Arc::new(Int32Array::from(vec![Some(4), None, Some(2)]));
+        let rows = Rows::new(3, column.nulls(), None, "t").unwrap();
+        let reader = Prim::<Int32Type>::bind(&column, "t").unwrap();
+        let ids = [1u32, 0, 1];
+        // Checked against 2 groups, while the state holds 3: still correct.
+        let checked = check_groups(&ids, 2, "t").unwrap();
+        let mut slots = Slots::<MinInt>::default();
+        slots.resize(3);
+        slots.update(reader, &rows, &checked);
+        assert_eq!((slots.valid[1], slots.values[1]), (true, 2));
+        assert!(!slots.valid[0]);
+    }
+}
