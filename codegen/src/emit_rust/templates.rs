@@ -138,7 +138,7 @@ fn doc_text(spec: &Specialization<'_>) -> String {
 fn bind_argument(binding: &TokenStream) -> TokenStream {
     quote! {
         crate::kernel::check_insert_only(batch, Self::NAME)?;
-        crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
+        let groups = crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
         let column = crate::kernel::argument(batch, 0, &self.arg_type, Self::NAME)?;
         let rows = crate::kernel::Rows::new(batch.len(), column.nulls(), batch.filter, Self::NAME)?;
         let values = <#binding as Binding>::bind(column, Self::NAME)?;
@@ -193,7 +193,7 @@ fn slot_template(
     let acc_binding = &acc.binding;
     let acc_owned = &acc.owned;
     let acc_ref = &acc.by_ref;
-    let (initial_valid, poisons, initial, fold, merge) = match entry.state {
+    let (initial_valid, poisons, initial, fold, merge, identity) = match entry.state {
         StateTemplate::RunningExtreme => {
             if input.carrier != acc.carrier {
                 return Err(EmitError::new(
@@ -201,13 +201,14 @@ fn slot_template(
                     "MIN/MAX results must have the argument's type (result = \"arg\")",
                 ));
             }
-            let (initial, fold) = extreme_rule(spec.function, row.order, &input, row)?;
+            let (initial, fold, identity) = extreme_rule(spec.function, row.order, &input, row)?;
             (
                 false,
                 false,
                 initial,
                 fold,
                 quote!(Self::fold(acc, valid, value)),
+                identity,
             )
         }
         StateTemplate::Sum | StateTemplate::Sum0 => {
@@ -218,12 +219,13 @@ fn slot_template(
                     "sum templates need params.overflow (wrap, ieee or null)",
                 )
             })?;
-            let (initial, fold, merge) = sum_rule(sum0, overflow, &input, &acc, at)?;
-            (sum0, sum0, initial, fold, merge)
+            let (initial, fold, merge, identity) = sum_rule(sum0, overflow, &input, &acc, at)?;
+            (sum0, sum0, initial, fold, merge, identity)
         }
         _ => unreachable_template(at)?,
     };
     let same = equality_body(&acc);
+    let identity = identity_fn(in_binding, identity);
     let bind = bind_argument(in_binding);
     let partials = quote!(partials);
     let state = quote!(state);
@@ -253,6 +255,8 @@ fn slot_template(
                 fn initial() -> #acc_owned {
                     #initial
                 }
+
+                #identity
 
                 #[inline(always)]
                 fn fold(acc: &mut #acc_owned, valid: &mut bool, value: #in_ref) {
@@ -289,13 +293,13 @@ fn slot_template(
 
             fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
                 #bind
-                self.state.update(values, &rows, batch.group_ids);
+                self.state.update(values, &rows, &groups);
                 Ok(())
             }
 
             fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
                 #bind
-                self.state.update_traced(values, &rows, batch.group_ids, changed, &self.result_type, Self::NAME)
+                self.state.update_traced(values, &rows, groups.ids(), changed, &self.result_type, Self::NAME)
             }
 
             fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
@@ -328,6 +332,20 @@ fn slot_template(
     })
 }
 
+/// The rule's `identity` override (an argument value whose fold changes no
+/// state value), or nothing to keep the trait's `None`.
+fn identity_fn(binding: &TokenStream, identity: Option<TokenStream>) -> TokenStream {
+    match identity {
+        Some(value) => quote! {
+            #[inline(always)]
+            fn identity<'a>() -> Option<<#binding as Binding>::Ref<'a>> {
+                Some(#value)
+            }
+        },
+        None => quote!(),
+    }
+}
+
 fn unreachable_template<T>(at: &crate::model::Location) -> Result<T, EmitError> {
     Err(EmitError::new(
         at,
@@ -335,13 +353,15 @@ fn unreachable_template<T>(at: &crate::model::Location) -> Result<T, EmitError> 
     ))
 }
 
-/// MIN/MAX per order rule: (initial value, fold body).
+/// MIN/MAX per order rule: (initial value, fold body, identity). The
+/// identity is the initial value where folding it changes no state value
+/// (the branch-free total orders), `None` for first-value-taken rules.
 fn extreme_rule(
     function: Function,
     order: Order,
     column: &ColumnType,
     row: &crate::model::TypeRow,
-) -> Result<(TokenStream, TokenStream), EmitError> {
+) -> Result<(TokenStream, TokenStream, Option<TokenStream>), EmitError> {
     let min = match function {
         Function::Min => true,
         Function::Max => false,
@@ -367,18 +387,20 @@ fn extreme_rule(
             ),
         )
     };
-    Ok(match order {
+    let (initial, fold, identity_safe) = match order {
         // Identity-initialized, branch-free: a fresh slot holds MAX (MIN).
         Order::Signed if integer => {
             if min {
                 (
                     quote!(#owned::MAX),
                     quote! { *acc = (*acc).min(value); *valid = true; },
+                    true,
                 )
             } else {
                 (
                     quote!(#owned::MIN),
                     quote! { *acc = (*acc).max(value); *valid = true; },
+                    true,
                 )
             }
         }
@@ -387,20 +409,26 @@ fn extreme_rule(
                 (
                     quote!(crate::kernel::Timestamp::new(i64::MAX, i32::MAX)),
                     quote! { *acc = (*acc).min(value); *valid = true; },
+                    true,
                 )
             } else {
                 (
                     quote!(crate::kernel::Timestamp::new(i64::MIN, i32::MIN)),
                     quote! { *acc = (*acc).max(value); *valid = true; },
+                    true,
                 )
             }
         }
         // false < true: MIN is AND from true, MAX is OR from false.
         Order::Boolean if column.carrier == Carrier::Bool => {
             if min {
-                (quote!(true), quote! { *acc &= value; *valid = true; })
+                (quote!(true), quote! { *acc &= value; *valid = true; }, true)
             } else {
-                (quote!(false), quote! { *acc |= value; *valid = true; })
+                (
+                    quote!(false),
+                    quote! { *acc |= value; *valid = true; },
+                    true,
+                )
             }
         }
         // Flink's declarative MIN/MAX with Java's `<`/`>`: the first value
@@ -421,6 +449,7 @@ fn extreme_rule(
                         *valid = true;
                     }
                 },
+                false,
             )
         }
         // Unsigned lexicographic bytes (BinaryStringData.compareTo).
@@ -434,20 +463,26 @@ fn extreme_rule(
                         *valid = true;
                     }
                 },
+                false,
             )
         }
         _ => return Err(mismatch()),
-    })
+    };
+    let identity = identity_safe.then(|| initial.clone());
+    Ok((initial, fold, identity))
 }
 
-/// SUM/SUM0 per overflow rule: (initial value, fold body, merge body).
+/// SUM/SUM0 per overflow rule: (initial value, fold body, merge body,
+/// identity). Wrapping integer sums add 0 as a no-op, IEEE sums add -0.0
+/// (`x + -0.0` is `x` for every `x`, -0.0 and NaN included); the DECIMAL
+/// rule (NULL on overflow, first value restarts) has none.
 fn sum_rule(
     sum0: bool,
     overflow: Overflow,
     input: &ColumnType,
     acc: &ColumnType,
     at: &crate::model::Location,
-) -> Result<(TokenStream, TokenStream, TokenStream), EmitError> {
+) -> Result<(TokenStream, TokenStream, TokenStream, Option<TokenStream>), EmitError> {
     let value = widen(quote!(value), input.carrier, acc);
     let integer = |c: Carrier| {
         matches!(
@@ -468,6 +503,7 @@ fn sum_rule(
                 quote!(0),
                 quote! { *acc = acc.wrapping_add(#value); #set_valid },
                 quote! { *acc = acc.wrapping_add(value); #set_valid },
+                Some(quote!(0)),
             )
         }
         Overflow::Ieee if float(input.carrier) && float(acc.carrier) => {
@@ -479,12 +515,14 @@ fn sum_rule(
                     quote!(0.0),
                     quote! { *acc += #value; },
                     quote! { *acc += value; },
+                    Some(quote!(-0.0)),
                 )
             } else {
                 (
                     quote!(-0.0),
                     quote! { *acc += #value; *valid = true; },
                     quote! { *acc += value; *valid = true; },
+                    Some(quote!(-0.0)),
                 )
             }
         }
@@ -527,7 +565,7 @@ fn sum_rule(
                     }
                 }
             };
-            (quote!(0), body(wide), body(quote!(value)))
+            (quote!(0), body(wide), body(quote!(value)), None)
         }
         _ => {
             return Err(EmitError::new(
@@ -614,17 +652,17 @@ fn count_template(
 
             fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
                 crate::kernel::check_insert_only(batch, Self::NAME)?;
-                crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
+                let groups = crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
                 #rows
-                self.state.update(&rows, batch.group_ids);
+                self.state.update(&rows, &groups);
                 Ok(())
             }
 
             fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
                 crate::kernel::check_insert_only(batch, Self::NAME)?;
-                crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
+                let groups = crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
                 #rows
-                self.state.update_traced(&rows, batch.group_ids, changed)
+                self.state.update_traced(&rows, groups.ids(), changed)
             }
 
             fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
@@ -688,7 +726,7 @@ fn avg_template(
     let float = |c: Carrier| matches!(c, Carrier::F32 | Carrier::F64);
     let value = widen(quote!(value), input.carrier, &sum);
     let out_owned = &out.owned;
-    let (zero, add, merge, finish) = match division {
+    let (zero, add, merge, finish, identity) = match division {
         Division::Truncate
             if integer(input.carrier) && sum.carrier == Carrier::I64 && integer(out.carrier) =>
         {
@@ -703,6 +741,8 @@ fn avg_template(
                 quote! { *sum = sum.wrapping_add(#value); },
                 quote! { *sum = sum.wrapping_add(value); },
                 quote! { let _ = scales; Some(#quotient) },
+                // Adding 0 to a wrapping sum changes nothing.
+                Some(quote!(0)),
             )
         }
         Division::Float
@@ -718,6 +758,8 @@ fn avg_template(
                 quote! { *sum += #value; },
                 quote! { *sum += value; },
                 quote! { let _ = scales; Some(#quotient) },
+                // `x + -0.0` is `x` for every `x`.
+                Some(quote!(-0.0)),
             )
         }
         Division::HalfUp
@@ -749,6 +791,7 @@ fn avg_template(
                 body(wide),
                 body(quote!(value)),
                 quote! { crate::kernel::decimal::avg_38(sum, count, scales.sum, scales.result) },
+                None,
             )
         }
         _ => {
@@ -769,6 +812,7 @@ fn avg_template(
     let out_binding = &out.binding;
     let out_ref = &out.by_ref;
     let same = equality_body(&out);
+    let identity = identity_fn(in_binding, identity);
     let bind = bind_argument(in_binding);
     let arg_type = &input.data_type;
     let result_type = &out.data_type;
@@ -813,6 +857,8 @@ fn avg_template(
                     #zero
                 }
 
+                #identity
+
                 #[inline(always)]
                 fn add(sum: &mut #sum_owned, valid: &mut bool, value: #in_ref) {
                     #valid_unused
@@ -855,13 +901,13 @@ fn avg_template(
 
             fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
                 #bind
-                self.state.update(values, &rows, batch.group_ids);
+                self.state.update(values, &rows, &groups);
                 Ok(())
             }
 
             fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
                 #bind
-                self.state.update_traced(values, &rows, batch.group_ids, changed, self.scales, &self.result_type, Self::NAME)
+                self.state.update_traced(values, &rows, groups.ids(), changed, self.scales, &self.result_type, Self::NAME)
             }
 
             fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {

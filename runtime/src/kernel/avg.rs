@@ -10,6 +10,7 @@ use arrow_schema::DataType;
 
 use super::bind::Binding;
 use super::rows::Rows;
+use super::GroupIds;
 use crate::error::{AggError, Result};
 
 /// Scales an AVG division needs (0 for non-decimal types).
@@ -31,6 +32,14 @@ pub trait AvgRule: 'static {
     type Out: Binding;
     /// The sum a fresh group starts with.
     fn zero() -> <Self::Sum as Binding>::Owned;
+    /// An argument value whose [`AvgRule::add`] leaves every sum and
+    /// validity unchanged, or `None` when the rule has none. With one,
+    /// unselected rows add it (and 0 to the count) branch-free instead of
+    /// being skipped.
+    #[inline(always)]
+    fn identity<'a>() -> Option<<Self::In as Binding>::Ref<'a>> {
+        None
+    }
     /// Adds one non-NULL argument value; clears `valid` on overflow to NULL.
     fn add(
         sum: &mut <Self::Sum as Binding>::Owned,
@@ -132,17 +141,55 @@ impl<R: AvgRule> AvgState<R> {
         &mut self,
         column: <R::In as Binding>::Reader<'_>,
         rows: &Rows,
-        group_ids: &[u32],
+        groups: &GroupIds<'_>,
     ) {
-        let group_ids = &group_ids[..rows.len()];
+        let group_ids = groups.ids();
+        let n = rows.len();
         let sums = &mut self.sums[..];
         let valid = &mut self.valid[..];
         let counts = &mut self.counts[..];
-        rows.for_each(|i| {
-            let g = group_ids[i] as usize;
-            R::add(&mut sums[g], &mut valid[g], R::In::get(&column, i));
-            counts[g] = counts[g].wrapping_add(1);
-        });
+        if group_ids.len() != n
+            || groups.num_groups() != sums.len()
+            || valid.len() != sums.len()
+            || counts.len() != sums.len()
+            || R::In::rows(&column) < n
+        {
+            // Not reachable from the generated code; kept checked.
+            let group_ids = &group_ids[..n];
+            rows.for_each(|i| {
+                let g = group_ids[i] as usize;
+                R::add(&mut sums[g], &mut valid[g], R::In::get(&column, i));
+                counts[g] = counts[g].wrapping_add(1);
+            });
+            return;
+        }
+        // SAFETY (all unchecked accesses below): `rows` yields only `i < n`,
+        // and `n` is both the length of `group_ids` and at most the column's
+        // row count (checked above). Every id is below `num_groups`
+        // (`GroupIds` is only built by `check_groups`), which equals the
+        // length of `sums`, `valid` and `counts` (checked above).
+        match R::identity() {
+            Some(identity) if !rows.is_dense() => {
+                rows.for_each_bit(|i, bit| unsafe {
+                    let g = *group_ids.get_unchecked(i) as usize;
+                    let read = R::In::get_unchecked(&column, i);
+                    let value = if bit { read } else { identity };
+                    R::add(sums.get_unchecked_mut(g), valid.get_unchecked_mut(g), value);
+                    let count = counts.get_unchecked_mut(g);
+                    *count = count.wrapping_add(i64::from(bit));
+                });
+            }
+            _ => rows.for_each(|i| unsafe {
+                let g = *group_ids.get_unchecked(i) as usize;
+                R::add(
+                    sums.get_unchecked_mut(g),
+                    valid.get_unchecked_mut(g),
+                    R::In::get_unchecked(&column, i),
+                );
+                let count = counts.get_unchecked_mut(g);
+                *count = count.wrapping_add(1);
+            }),
+        }
     }
 
     fn result(&self, g: usize, scales: Scales) -> Option<<R::Out as Binding>::Owned> {

@@ -30,6 +30,18 @@ pub trait Binding: 'static {
     fn bind<'a>(column: &'a ArrayRef, name: &str) -> Result<Self::Reader<'a>>;
     /// The value of row `i` (NULLs are filtered out before, via [`super::Rows`]).
     fn get<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a>;
+    /// Number of rows a bound column holds (every `i < rows(reader)` is
+    /// readable).
+    fn rows(reader: &Self::Reader<'_>) -> usize;
+    /// [`Binding::get`] without the bounds check.
+    ///
+    /// # Safety
+    /// `i < Self::rows(reader)`. The default forwards to the checked
+    /// [`Binding::get`], so it is sound for any `i`.
+    #[inline(always)]
+    unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
+        Self::get(reader, i)
+    }
     /// Borrows a state value as a read value.
     fn view(owned: &Self::Owned) -> Self::Ref<'_>;
     /// Stores a read value into a state slot (reusing its allocation).
@@ -82,6 +94,15 @@ where
         reader[i]
     }
     #[inline(always)]
+    fn rows(reader: &Self::Reader<'_>) -> usize {
+        reader.len()
+    }
+    #[inline(always)]
+    unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
+        // SAFETY: the caller guarantees `i < reader.len()`.
+        unsafe { *reader.get_unchecked(i) }
+    }
+    #[inline(always)]
     fn view(owned: &T::Native) -> T::Native {
         *owned
     }
@@ -117,6 +138,15 @@ impl Binding for Dec64 {
         reader[i] as i64
     }
     #[inline(always)]
+    fn rows(reader: &Self::Reader<'_>) -> usize {
+        reader.len()
+    }
+    #[inline(always)]
+    unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
+        // SAFETY: the caller guarantees `i < reader.len()`.
+        unsafe { *reader.get_unchecked(i) as i64 }
+    }
+    #[inline(always)]
     fn view(owned: &i64) -> i64 {
         *owned
     }
@@ -145,6 +175,15 @@ impl Binding for Dec128 {
     #[inline(always)]
     fn get<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
         reader[i]
+    }
+    #[inline(always)]
+    fn rows(reader: &Self::Reader<'_>) -> usize {
+        reader.len()
+    }
+    #[inline(always)]
+    unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
+        // SAFETY: the caller guarantees `i < reader.len()`.
+        unsafe { *reader.get_unchecked(i) }
     }
     #[inline(always)]
     fn view(owned: &i128) -> i128 {
@@ -180,6 +219,15 @@ impl Binding for Bool {
     #[inline(always)]
     fn get<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
         reader.value(i)
+    }
+    #[inline(always)]
+    fn rows(reader: &Self::Reader<'_>) -> usize {
+        reader.len()
+    }
+    #[inline(always)]
+    unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
+        // SAFETY: the caller guarantees `i < reader.len()`.
+        unsafe { reader.value_unchecked(i) }
     }
     #[inline(always)]
     fn view(owned: &bool) -> bool {
@@ -238,6 +286,15 @@ impl Binding for Ts {
         Timestamp::new(reader.0[i], reader.1[i])
     }
     #[inline(always)]
+    fn rows(reader: &Self::Reader<'_>) -> usize {
+        reader.0.len().min(reader.1.len())
+    }
+    #[inline(always)]
+    unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
+        // SAFETY: the caller guarantees `i` is below both children's lengths.
+        unsafe { Timestamp::new(*reader.0.get_unchecked(i), *reader.1.get_unchecked(i)) }
+    }
+    #[inline(always)]
     fn view(owned: &Timestamp) -> Timestamp {
         *owned
     }
@@ -278,6 +335,10 @@ impl Binding for Utf8 {
     #[inline(always)]
     fn get<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
         reader.value(i).as_bytes()
+    }
+    #[inline(always)]
+    fn rows(reader: &Self::Reader<'_>) -> usize {
+        reader.len()
     }
     #[inline(always)]
     fn view(owned: &Vec<u8>) -> &[u8] {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, Int64Array};
 
 use super::rows::Rows;
+use super::GroupIds;
 use crate::error::{AggError, Result};
 
 /// Columnar counters.
@@ -48,20 +49,26 @@ impl Counts {
 
     /// Counts the selected rows.
     #[inline]
-    pub fn update(&mut self, rows: &Rows, group_ids: &[u32]) {
-        let group_ids = &group_ids[..rows.len()];
+    pub fn update(&mut self, rows: &Rows, groups: &GroupIds<'_>) {
+        let group_ids = groups.ids();
         let values = &mut self.values[..];
-        if rows.is_dense() {
-            for &g in group_ids {
-                let slot = &mut values[g as usize];
-                *slot = slot.wrapping_add(1);
-            }
-        } else {
+        if group_ids.len() != rows.len() || groups.num_groups() != values.len() {
+            // Not reachable from the generated code; kept checked.
+            let group_ids = &group_ids[..rows.len()];
             rows.for_each(|i| {
                 let slot = &mut values[group_ids[i] as usize];
                 *slot = slot.wrapping_add(1);
             });
+            return;
         }
+        // SAFETY: `rows` yields only `i < rows.len() == group_ids.len()`, and
+        // every id is below `num_groups` (`GroupIds` is only built by
+        // `check_groups`), which equals `values.len()` (checked above).
+        // Unselected rows add 0, so the loop has no branch on the mask.
+        rows.for_each_bit(|i, bit| unsafe {
+            let slot = values.get_unchecked_mut(*group_ids.get_unchecked(i) as usize);
+            *slot = slot.wrapping_add(i64::from(bit));
+        });
     }
 
     /// Counts like [`Counts::update`], returning each row's count after it.

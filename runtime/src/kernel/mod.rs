@@ -59,15 +59,47 @@ pub fn check_insert_only(batch: &BatchUpdate<'_>, name: &str) -> Result<()> {
     )))
 }
 
-/// Checks the group ids of a batch against the number of groups held.
-pub fn check_groups(group_ids: &[u32], num_groups: usize, name: &str) -> Result<()> {
-    let max = group_ids.iter().copied().max().unwrap_or(0);
+/// Group ids checked against a number of groups: every id is below
+/// [`GroupIds::num_groups`]. Only [`check_groups`] builds one, so the update
+/// kernels may index state without bounds checks once they have seen that
+/// their state holds exactly `num_groups` groups.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupIds<'a> {
+    ids: &'a [u32],
+    num_groups: usize,
+}
+
+impl<'a> GroupIds<'a> {
+    /// The ids, one per row.
+    #[inline(always)]
+    pub fn ids(&self) -> &'a [u32] {
+        self.ids
+    }
+
+    /// The bound every id is below.
+    #[inline(always)]
+    pub fn num_groups(&self) -> usize {
+        self.num_groups
+    }
+}
+
+/// Checks the group ids of a batch against the number of groups held (one
+/// vectorizable pass) and returns them as proven in range.
+pub fn check_groups<'a>(
+    group_ids: &'a [u32],
+    num_groups: usize,
+    name: &str,
+) -> Result<GroupIds<'a>> {
+    let max = group_ids.iter().copied().fold(0u32, u32::max);
     if !group_ids.is_empty() && max as usize >= num_groups {
         return Err(AggError::Input(format!(
             "{name}: group id {max} out of range, state holds {num_groups} groups (call resize first)"
         )));
     }
-    Ok(())
+    Ok(GroupIds {
+        ids: group_ids,
+        num_groups,
+    })
 }
 
 /// The `index`-th argument column of a batch, checked against the Arrow type

@@ -106,6 +106,36 @@ impl Rows {
     }
 }
 
+impl Rows {
+    /// Calls `f(i, selected)` for every row `i` of the batch, in order,
+    /// selected or not: the loop for branch-free masked folds, which fold an
+    /// identity value into unselected rows instead of skipping them.
+    #[inline(always)]
+    pub fn for_each_bit(&self, mut f: impl FnMut(usize, bool)) {
+        match &self.mask {
+            None => {
+                for i in 0..self.len {
+                    f(i, true);
+                }
+            }
+            Some(mask) => {
+                let chunks = mask.inner().bit_chunks(mask.offset(), mask.len());
+                let mut base = 0usize;
+                for word in chunks.iter() {
+                    for j in 0..64 {
+                        f(base + j, (word >> j) & 1 != 0);
+                    }
+                    base += 64;
+                }
+                let word = chunks.remainder_bits();
+                for j in 0..chunks.remainder_len() {
+                    f(base + j, (word >> j) & 1 != 0);
+                }
+            }
+        }
+    }
+}
+
 #[inline(always)]
 fn visit_word(mut word: u64, base: usize, f: &mut impl FnMut(usize)) {
     if word == u64::MAX {
@@ -118,5 +148,56 @@ fn visit_word(mut word: u64, base: usize, f: &mut impl FnMut(usize)) {
         let bit = word.trailing_zeros() as usize;
         f(base + bit);
         word &= word - 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn masks(len: usize) -> Vec<(NullBuffer, BooleanArray)> {
+        // Patterns over a longer buffer, sliced at odd offsets so the
+        // 64-row words are unaligned.
+        let patterns: [fn(usize) -> bool; 4] = [
+            |i| i % 8 != 3,
+            |i| i % 3 == 0,
+            |i| (i * 2_654_435_761) % 7 < 5,
+            |i| !(70..=150).contains(&i),
+        ];
+        let mut out = Vec::new();
+        for p in patterns {
+            for offset in [0usize, 5, 64, 67] {
+                let bits: Vec<bool> = (0..len + offset).map(p).collect();
+                let nulls = NullBuffer::from(bits.clone()).slice(offset, len);
+                let filter = BooleanArray::from(bits).slice(offset, len);
+                out.push((nulls, filter));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn for_each_bit_visits_every_row_with_its_selection() {
+        for len in [0usize, 1, 63, 64, 65, 130, 200, 257] {
+            for (nulls, filter) in masks(len) {
+                for rows in [
+                    Rows::new(len, Some(&nulls), None, "t").unwrap(),
+                    Rows::new(len, None, Some(&filter), "t").unwrap(),
+                    Rows::new(len, Some(&nulls), Some(&filter), "t").unwrap(),
+                    Rows::all(len),
+                ] {
+                    let mut seen = Vec::new();
+                    rows.for_each_bit(|i, bit| seen.push((i, bit)));
+                    let want: Vec<(usize, bool)> =
+                        (0..len).map(|i| (i, rows.selected(i))).collect();
+                    assert_eq!(seen, want);
+                    let mut walked = Vec::new();
+                    rows.for_each(|i| walked.push(i));
+                    let selected: Vec<usize> =
+                        want.iter().filter(|(_, b)| *b).map(|(i, _)| *i).collect();
+                    assert_eq!(walked, selected);
+                }
+            }
+        }
     }
 }

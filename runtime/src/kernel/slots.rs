@@ -9,6 +9,7 @@ use arrow_schema::DataType;
 
 use super::bind::Binding;
 use super::rows::Rows;
+use super::GroupIds;
 use crate::error::{AggError, Result};
 
 /// The per-specialization rules of a one-slot state, written out by the
@@ -25,6 +26,15 @@ pub trait SlotRule: 'static {
     const MERGE_NULL_POISONS: bool;
     /// Value a fresh group holds (an identity where the fold is branch-free).
     fn initial() -> <Self::Acc as Binding>::Owned;
+    /// An argument value whose fold leaves every state value unchanged,
+    /// valid or not, or `None` when the rule has none (floats' first-value
+    /// rule, strings, DECIMAL overflow to NULL). With one, unselected rows
+    /// fold it branch-free (their validity change discarded) instead of
+    /// being skipped.
+    #[inline(always)]
+    fn identity<'a>() -> Option<<Self::In as Binding>::Ref<'a>> {
+        None
+    }
     /// Folds one non-NULL argument value.
     fn fold(
         acc: &mut <Self::Acc as Binding>::Owned,
@@ -117,15 +127,54 @@ impl<R: SlotRule> Slots<R> {
         &mut self,
         column: <R::In as Binding>::Reader<'_>,
         rows: &Rows,
-        group_ids: &[u32],
+        groups: &GroupIds<'_>,
     ) {
-        let group_ids = &group_ids[..rows.len()];
+        let group_ids = groups.ids();
+        let n = rows.len();
         let values = &mut self.values[..];
         let valid = &mut self.valid[..];
-        rows.for_each(|i| {
-            let g = group_ids[i] as usize;
-            R::fold(&mut values[g], &mut valid[g], R::In::get(&column, i));
-        });
+        if group_ids.len() != n
+            || groups.num_groups() != values.len()
+            || valid.len() != values.len()
+            || R::In::rows(&column) < n
+        {
+            // Not reachable from the generated code; kept checked.
+            let group_ids = &group_ids[..n];
+            rows.for_each(|i| {
+                let g = group_ids[i] as usize;
+                R::fold(&mut values[g], &mut valid[g], R::In::get(&column, i));
+            });
+            return;
+        }
+        // SAFETY (all unchecked accesses below): `rows` yields only `i < n`,
+        // and `n` is both the length of `group_ids` and at most the column's
+        // row count (checked above). Every id is below `num_groups`
+        // (`GroupIds` is only built by `check_groups`), which equals the
+        // length of `values` and of `valid` (checked above).
+        match R::identity() {
+            Some(identity) if !rows.is_dense() => {
+                // Branch-free: unselected rows fold the identity (a no-op on
+                // value and validity); the validity update is kept only for
+                // selected rows.
+                rows.for_each_bit(|i, bit| unsafe {
+                    let g = *group_ids.get_unchecked(i) as usize;
+                    let read = R::In::get_unchecked(&column, i);
+                    let value = if bit { read } else { identity };
+                    let slot_valid = valid.get_unchecked_mut(g);
+                    let mut folded = *slot_valid;
+                    R::fold(values.get_unchecked_mut(g), &mut folded, value);
+                    *slot_valid = if bit { folded } else { *slot_valid };
+                });
+            }
+            _ => rows.for_each(|i| unsafe {
+                let g = *group_ids.get_unchecked(i) as usize;
+                R::fold(
+                    values.get_unchecked_mut(g),
+                    valid.get_unchecked_mut(g),
+                    R::In::get_unchecked(&column, i),
+                );
+            }),
+        }
     }
 
     /// Folds like [`Slots::update`] and returns each row's result right
@@ -262,5 +311,95 @@ impl<R: SlotRule> Slots<R> {
             *flag |= differs;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::types::Int32Type;
+    use arrow_array::{Array, ArrayRef, Int32Array};
+
+    use super::*;
+    use crate::kernel::{check_groups, Prim};
+
+    /// MIN over INT, as the emitter writes it.
+    #[derive(Debug)]
+    struct MinInt;
+
+    impl SlotRule for MinInt {
+        type In = Prim<Int32Type>;
+        type Acc = Prim<Int32Type>;
+        const INITIAL_VALID: bool = false;
+        const MERGE_NULL_POISONS: bool = false;
+        fn initial() -> i32 {
+            i32::MAX
+        }
+        fn identity<'a>() -> Option<<Self::In as Binding>::Ref<'a>> {
+            Some(i32::MAX)
+        }
+        fn fold(acc: &mut i32, valid: &mut bool, value: i32) {
+            *acc = (*acc).min(value);
+            *valid = true;
+        }
+        fn merge(acc: &mut i32, valid: &mut bool, value: i32) {
+            Self::fold(acc, valid, value)
+        }
+        fn same(a: i32, b: i32) -> bool {
+            a == b
+        }
+    }
+
+    #[test]
+    fn masked_identity_fold_matches_a_per_row_model() {
+        let len = 300usize;
+        let groups: Vec<u32> = (0..len as u32).map(|i| (i * 7 + i / 5) % 9).collect();
+        // Group 8 only ever sees NULLs, so it must stay NULL.
+        let values: Vec<Option<i32>> = (0..len)
+            .map(|i| {
+                let v = (i as i32 * 7919) % 1000 - 500;
+                (i % 8 != 3 && groups[i] != 8).then_some(v)
+            })
+            .collect();
+        let column: ArrayRef = Arc::new(Int32Array::from(values.clone()));
+        for offset in [0usize, 3, 64] {
+            let column = column.slice(offset, len - offset);
+            let ids = &groups[offset..];
+            let rows = Rows::new(ids.len(), column.nulls(), None, "t").unwrap();
+            assert!(!rows.is_dense());
+            let mut slots = Slots::<MinInt>::default();
+            slots.resize(10);
+            let reader = Prim::<Int32Type>::bind(&column, "t").unwrap();
+            let checked = check_groups(ids, 10, "t").unwrap();
+            slots.update(reader, &rows, &checked);
+            let mut want = [None::<i32>; 10];
+            for (i, &g) in ids.iter().enumerate() {
+                if let Some(v) = values[offset + i] {
+                    let slot = &mut want[g as usize];
+                    *slot = Some(slot.map_or(v, |m| m.min(v)));
+                }
+            }
+            for (g, want) in want.iter().enumerate() {
+                let got = slots.valid[g].then_some(slots.values[g]);
+                assert_eq!(got, *want, "group {g} offset {offset}");
+            }
+            assert!(!slots.valid[8] && !slots.valid[9]);
+        }
+    }
+
+    #[test]
+    fn mismatched_group_bound_takes_the_checked_loop() {
+        let column: ArrayRef = Arc::new(Int32Array::from(vec![Some(4), None, Some(2)]));
+        let rows = Rows::new(3, column.nulls(), None, "t").unwrap();
+        let reader = Prim::<Int32Type>::bind(&column, "t").unwrap();
+        let ids = [1u32, 0, 1];
+        // Checked against 2 groups, while the state holds 3: still correct.
+        let checked = check_groups(&ids, 2, "t").unwrap();
+        let mut slots = Slots::<MinInt>::default();
+        slots.resize(3);
+        slots.update(reader, &rows, &checked);
+        assert_eq!((slots.valid[1], slots.values[1]), (true, 2));
+        assert!(!slots.valid[0]);
     }
 }
