@@ -5,3 +5,5 @@
 pub mod accumulator;
 pub mod error;
 pub mod types;
+pub mod group_table;
+pub mod plan;
