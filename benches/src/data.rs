@@ -347,6 +347,40 @@ impl Stream {
     }
 }
 
+/// One bundle with retractions, for retracting specializations: every
+/// fourth row is a -U of the row before it (same group, same value), the
+/// rest are +I, so state never retracts what it did not take.
+#[derive(Debug, Clone)]
+pub struct RetractingBundle {
+    /// The argument columns, rows rearranged.
+    pub columns: Vec<ArrayRef>,
+    /// Group id of each row.
+    pub group_ids: Vec<u32>,
+    /// Flink row kind of each row (0 +I, 1 -U).
+    pub row_kinds: Vec<i8>,
+}
+
+/// Rearranges a bundle into a [`RetractingBundle`].
+pub fn with_retractions(
+    columns: &[ArrayRef],
+    group_ids: &[u32],
+) -> Result<RetractingBundle, arrow_schema::ArrowError> {
+    let source = |row: usize| if row % 4 == 3 { row - 1 } else { row };
+    let indices: arrow_array::UInt32Array =
+        (0..group_ids.len()).map(|r| source(r) as u32).collect();
+    let columns = columns
+        .iter()
+        .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(RetractingBundle {
+        columns,
+        group_ids: (0..group_ids.len()).map(|r| group_ids[source(r)]).collect(),
+        row_kinds: (0..group_ids.len())
+            .map(|r| if r % 4 == 3 { 1 } else { 0 })
+            .collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,6 +440,25 @@ mod tests {
         let distinct: std::collections::HashSet<i64> =
             (0..MANY_KEYS as u32).map(key_of_group).collect();
         assert_eq!(distinct.len(), MANY_KEYS, "keys of distinct groups differ");
+    }
+
+    #[test]
+    fn retractions_repeat_the_row_before() {
+        let stream = Stream::new(&[SqlType::Int], FEW_KEYS, 1, 5);
+        let b = with_retractions(&stream.columns[0], &stream.groupings[0].group_ids).unwrap();
+        let v = b.columns[0]
+            .as_any()
+            .downcast_ref::<arrow_array::Int32Array>()
+            .expect("int");
+        for r in (3..BATCH_ROWS).step_by(4) {
+            assert_eq!(b.row_kinds[r], 1);
+            assert_eq!(b.row_kinds[r - 1], 0);
+            assert_eq!(b.group_ids[r], b.group_ids[r - 1]);
+            assert_eq!(v.is_null(r), v.is_null(r - 1));
+            if v.is_valid(r) {
+                assert_eq!(v.value(r), v.value(r - 1));
+            }
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod data;
 pub mod general;
+pub mod ours;
 
 #[cfg(feature = "datafusion-compare")]
 pub mod datafusion_compare;

@@ -1,0 +1,128 @@
+//! aggforge's side of the benches: the generated accumulators picked by
+//! the registry, and the local-phase bundle update (group table, then
+//! every call's accumulator) composed from the runtime's parts.
+
+use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
+use aggforge_runtime::error::{AggError, Result};
+use aggforge_runtime::group_table::GroupTable;
+use aggforge_runtime::registry;
+use aggforge_runtime::types::{InputMode, Phase, SqlType};
+use arrow_array::ArrayRef;
+
+/// The registry's insert-only, non-DISTINCT accumulator for `function`
+/// over `arg` in `phase`.
+pub fn accumulator(
+    function: &str,
+    arg: Option<&SqlType>,
+    phase: Phase,
+) -> Result<Box<dyn GroupAccumulator>> {
+    let admission = registry::lookup(function, arg, phase, InputMode::InsertOnly, false)
+        .map_err(|reason| AggError::Plan(format!("{function}: not admitted: {reason}")))?;
+    admission.create(arg)
+}
+
+/// Folds one batch into `accumulator`, growing it to `num_groups` first.
+pub fn update(
+    accumulator: &mut dyn GroupAccumulator,
+    args: &[ArrayRef],
+    group_ids: &[u32],
+    num_groups: usize,
+) -> Result<()> {
+    if accumulator.num_groups() < num_groups {
+        accumulator.resize(num_groups);
+    }
+    accumulator.update(&BatchUpdate {
+        args,
+        group_ids,
+        filter: None,
+        row_kinds: None,
+    })
+}
+
+/// A local-phase (stateless per bundle) aggregation: one key column, calls
+/// that each read one argument column.
+#[derive(Debug)]
+pub struct LocalPhase {
+    table: GroupTable,
+    calls: Vec<(Box<dyn GroupAccumulator>, usize)>,
+    ids: Vec<u32>,
+}
+
+impl LocalPhase {
+    /// A local phase grouping by one key of `key_type`; each call is a
+    /// function, its argument type and the index of its argument column.
+    pub fn new(key_type: SqlType, calls: &[(&str, SqlType, usize)]) -> Result<LocalPhase> {
+        let table = GroupTable::new(&[key_type])?;
+        let calls = calls
+            .iter()
+            .map(|(function, arg, column)| {
+                accumulator(function, Some(arg), Phase::Local).map(|acc| (acc, *column))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(LocalPhase {
+            table,
+            calls,
+            ids: Vec::new(),
+        })
+    }
+
+    /// One bundle: drops the previous bundle's groups, maps the keys to
+    /// group ids and folds every call. Returns the number of groups.
+    pub fn bundle(&mut self, keys: &ArrayRef, args: &[ArrayRef]) -> Result<usize> {
+        self.table.clear();
+        let rows = keys.len();
+        self.table
+            .intern(std::slice::from_ref(keys), rows, &mut self.ids)?;
+        let groups = self.table.len();
+        for (accumulator, column) in &mut self.calls {
+            let arg = args.get(*column).ok_or_else(|| {
+                AggError::Input(format!("no argument column {column}"))
+            })?;
+            accumulator.reset();
+            accumulator.resize(groups);
+            accumulator.update(&BatchUpdate {
+                args: std::slice::from_ref(arg),
+                group_ids: &self.ids,
+                filter: None,
+                row_kinds: None,
+            })?;
+        }
+        Ok(groups)
+    }
+
+    /// The partial columns of every group of the last bundle, call by call
+    /// (what the local phase emits).
+    pub fn partials(&self) -> Result<Vec<ArrayRef>> {
+        let groups: Vec<u32> = (0..self.table.len() as u32).collect();
+        let mut out = self.table.keys(&groups)?;
+        for (accumulator, _) in &self.calls {
+            out.extend(accumulator.partials(&groups)?);
+        }
+        Ok(out)
+    }
+}
+
+/// The group table alone, as the local phase drives it per bundle.
+#[derive(Debug)]
+pub struct TableOnly {
+    table: GroupTable,
+    ids: Vec<u32>,
+}
+
+impl TableOnly {
+    /// A table for one key of `key_type`.
+    pub fn new(key_type: SqlType) -> Result<TableOnly> {
+        Ok(TableOnly {
+            table: GroupTable::new(&[key_type])?,
+            ids: Vec::new(),
+        })
+    }
+
+    /// Clears the table and interns one bundle's keys; returns the groups.
+    pub fn bundle(&mut self, keys: &ArrayRef) -> Result<usize> {
+        self.table.clear();
+        self.table
+            .intern(std::slice::from_ref(keys), keys.len(), &mut self.ids)?;
+        Ok(self.table.len())
+    }
+}
