@@ -1,8 +1,72 @@
 //! aggforge-macros: includes the code generated from `specs/` into the runtime.
-use proc_macro::TokenStream;
+use std::path::{Path, PathBuf};
 
-/// Expands to the accumulators and registry generated from the spec directory.
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as TokenStream2};
+use quote::quote;
+
+/// Expands to the accumulators and registry generated from a spec
+/// directory: `include_specs!("../specs")`.
+///
+/// The path is resolved relative to `CARGO_MANIFEST_DIR` of the crate that
+/// calls the macro (the runtime calls it with `"../specs"`, the workspace's
+/// `specs/`). The specs are loaded and validated with
+/// `aggforge_codegen::load_dir`; any spec error becomes a `compile_error!`
+/// carrying `file:line: message` (one per error), so a bad spec fails the
+/// build. Each spec file is also `include_bytes!`d so editing it rebuilds
+/// the caller (a `build.rs` with `rerun-if-changed` on the directory
+/// catches new files).
 #[proc_macro]
-pub fn include_specs(_input: TokenStream) -> TokenStream {
-    TokenStream::new()
+pub fn include_specs(input: TokenStream) -> TokenStream {
+    match expand(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(messages) => {
+            let errors = messages.iter().map(|m| quote!(::core::compile_error!(#m);));
+            quote!(#(#errors)*).into()
+        }
+    }
+}
+
+fn expand(input: TokenStream2) -> Result<TokenStream2, Vec<String>> {
+    let literal: syn::LitStr = syn::parse2(input).map_err(|e| {
+        vec![format!(
+            "include_specs! takes one string literal, the spec directory relative to CARGO_MANIFEST_DIR: {e}"
+        )]
+    })?;
+    let manifest = std::env::var("CARGO_MANIFEST_DIR")
+        .map_err(|_| vec!["include_specs!: CARGO_MANIFEST_DIR is not set".to_string()])?;
+    let dir = Path::new(&manifest).join(literal.value());
+    let dir = dir.canonicalize().map_err(|e| {
+        vec![format!(
+            "include_specs!: spec directory {} not found: {e}",
+            dir.display()
+        )]
+    })?;
+    let specs = aggforge_codegen::load_dir(&dir)
+        .map_err(|errors| errors.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+    let code = aggforge_codegen::emit_rust::emit(&specs)
+        .map_err(|errors| errors.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+    let tracked = spec_files(&dir).map_err(|e| vec![e])?;
+    let includes = tracked.iter().map(|path| {
+        let path = syn::LitStr::new(&path.to_string_lossy(), Span::call_site());
+        quote!(
+            const _: &[u8] = include_bytes!(#path);
+        )
+    });
+    Ok(quote! {
+        #(#includes)*
+        #code
+    })
+}
+
+/// Every `*.toml` file of the spec directory, sorted.
+fn spec_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("include_specs!: cannot list {}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
 }

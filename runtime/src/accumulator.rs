@@ -71,6 +71,13 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
     /// under Flink's record-equaliser rules; never clears a flag.
     fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef>;
 
+    /// Sets `changed[i]` where `before[i]` and `after[i]` (two result
+    /// columns of this accumulator) differ under the result type's equality
+    /// rule (Java `==` for FLOAT/DOUBLE: NaN != NaN, -0.0 == 0.0; NULL
+    /// equals NULL), for mini-batch emission; never clears a flag.
+    fn mark_changed(&self, before: &ArrayRef, after: &ArrayRef, changed: &mut [bool])
+        -> Result<()>;
+
     /// Merges partial columns (Flink layout) into the given groups.
     fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()>;
 

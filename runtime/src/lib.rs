@@ -3,7 +3,12 @@
 //! snapshots partitioned by key group, and memory accounting.
 
 pub mod accumulator;
+#[cfg(feature = "datafusion")]
+pub mod datafusion;
 pub mod error;
+pub mod generated;
+pub mod kernel;
+pub mod registry;
 pub mod types;
 pub mod group_table;
 pub mod plan;

@@ -1,2 +1,165 @@
-//! The `aggforge` command line tool.
-fn main() {}
+//! The `aggforge` command line tool: validates spec directories and shows
+//! what they specialize.
+//!
+//! Exit codes: 0 success, 1 spec errors, 2 usage errors (including unknown
+//! filter names).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use aggforge_codegen::coverage::{self, Filter, INPUT_MODES};
+use aggforge_codegen::model::{Function, InputMode, Phase, SpecSet};
+use aggforge_codegen::validate::unknown_name;
+use aggforge_codegen::{load_dir, SpecErrors};
+
+/// Code-generating aggregate compiler: spec validation and coverage.
+#[derive(Debug, Parser)]
+#[command(name = "aggforge", version, about, long_about = None)]
+struct Cli {
+    /// Spec directory [default: the nearest `specs` directory holding
+    /// types.toml at or above the current directory, else the workspace's]
+    #[arg(long, global = true, value_name = "DIR")]
+    specs: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Subcommands. (`expand`, which prints generated code, lives beside these.)
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate the specs; print a summary, or every error as file:line: message.
+    Check,
+    /// Print the coverage matrix: function x type x phase x input x DISTINCT.
+    List(ListArgs),
+}
+
+/// Filters of `aggforge list`.
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// Only this function (MIN, MAX, COUNT_STAR, COUNT, SUM, SUM0, AVG).
+    #[arg(long, value_name = "F")]
+    function: Option<String>,
+    /// Only this type row name from types.toml (`*` for COUNT_STAR).
+    #[arg(long = "type", value_name = "T")]
+    ty: Option<String>,
+    /// Only this phase (single, local, global).
+    #[arg(long, value_name = "P")]
+    phase: Option<String>,
+    /// Only this input mode (insert_only, retracting).
+    #[arg(long, value_name = "I")]
+    input: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let dir = cli.specs.clone().unwrap_or_else(default_specs_dir);
+    match &cli.command {
+        Command::Check => check(&dir),
+        Command::List(args) => list(&dir, args),
+    }
+}
+
+/// `aggforge check`.
+fn check(dir: &Path) -> ExitCode {
+    match load_dir(dir) {
+        Ok(specs) => {
+            println!(
+                "ok: {} type rows, {} entries, {} specializations",
+                specs.types.len(),
+                specs.entries.len(),
+                specs.specializations().len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(errors) => report(&errors),
+    }
+}
+
+/// `aggforge list`.
+fn list(dir: &Path, args: &ListArgs) -> ExitCode {
+    let specs = match load_dir(dir) {
+        Ok(specs) => specs,
+        Err(errors) => return report(&errors),
+    };
+    let filter = match build_filter(&specs, args) {
+        Ok(filter) => filter,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let rows: Vec<_> = coverage::coverage(&specs)
+        .into_iter()
+        .filter(|row| filter.matches(row))
+        .collect();
+    print!("{}", coverage::render_table(&rows));
+    let specialized = rows.iter().filter(|r| r.status.is_specialized()).count();
+    println!("{specialized} of {} combinations specialized", rows.len());
+    ExitCode::SUCCESS
+}
+
+/// Resolves filter names; unknown names are errors listing the known ones.
+fn build_filter(specs: &SpecSet, args: &ListArgs) -> Result<Filter, String> {
+    let mut filter = Filter::default();
+    if let Some(text) = &args.function {
+        filter.function = Some(Function::parse(text).ok_or_else(|| {
+            unknown_name("function", text, Function::ALL.iter().map(|f| f.as_str()))
+        })?);
+    }
+    if let Some(text) = &args.ty {
+        let names: Vec<&str> = std::iter::once("*")
+            .chain(specs.types.iter().map(|t| t.name.as_str()))
+            .collect();
+        if !names.contains(&text.as_str()) {
+            return Err(unknown_name("type", text, names.iter().copied()));
+        }
+        filter.ty = Some(text.clone());
+    }
+    if let Some(text) = &args.phase {
+        filter.phase =
+            Some(Phase::parse(text).ok_or_else(|| {
+                unknown_name("phase", text, Phase::ALL.iter().map(|p| p.as_str()))
+            })?);
+    }
+    if let Some(text) = &args.input {
+        filter.input = Some(InputMode::parse(text).ok_or_else(|| {
+            unknown_name("input mode", text, INPUT_MODES.iter().map(|m| m.as_str()))
+        })?);
+    }
+    Ok(filter)
+}
+
+/// Prints spec errors to stderr; exit code 1.
+fn report(errors: &SpecErrors) -> ExitCode {
+    for error in errors {
+        eprintln!("{error}");
+    }
+    eprintln!(
+        "{} error{} in the specs",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    );
+    ExitCode::from(1)
+}
+
+/// The nearest `specs` directory holding `types.toml` at or above the
+/// current directory (as a relative path, so errors read `specs/x.toml:3`
+/// or `../specs/x.toml:3`), else the
+/// workspace's `specs` directory.
+fn default_specs_dir() -> PathBuf {
+    if let Ok(cwd) = std::env::current_dir() {
+        for (up, ancestor) in cwd.ancestors().enumerate() {
+            if ancestor.join("specs").join("types.toml").is_file() {
+                let mut relative = PathBuf::new();
+                for _ in 0..up {
+                    relative.push("..");
+                }
+                return relative.join("specs");
+            }
+        }
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs")
+}

@@ -1,0 +1,319 @@
+//! Reading spec files: directory listing, TOML syntax, the serde shapes of
+//! `[[type]]` rows and `[[entry]]` tables, and byte spans turned into lines.
+//! What the values mean is checked in [`crate::validate`].
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::de::IntoDeserializer;
+use serde::Deserialize;
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use crate::error::{SpecError, SpecErrors};
+use crate::model::{Location, SpecSet};
+
+/// File name of the type table inside a spec directory.
+pub const TYPES_FILE: &str = "types.toml";
+
+/// Loads and validates a spec directory: `types.toml` plus every other
+/// `*.toml` file in it, family files in file-name order.
+pub fn load_dir(dir: &Path) -> Result<SpecSet, SpecErrors> {
+    let listing = std::fs::read_dir(dir).map_err(|e| {
+        SpecErrors(vec![SpecError::new(
+            Location {
+                file: dir.to_path_buf(),
+                line: 1,
+            },
+            format!("cannot read the spec directory: {e}; pass an existing directory holding types.toml"),
+        )])
+    })?;
+    let mut names = Vec::new();
+    for item in listing.flatten() {
+        let path = item.path();
+        if path.extension().is_some_and(|ext| ext == "toml") && path.is_file() {
+            if let Some(name) = path.file_name() {
+                names.push(name.to_os_string());
+            }
+        }
+    }
+    names.sort();
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    if !names.iter().any(|n| n == TYPES_FILE) {
+        errors.push(SpecError::new(
+            Location {
+                file: dir.join(TYPES_FILE),
+                line: 1,
+            },
+            "the spec directory has no types.toml; every spec directory needs one to declare its type rows",
+        ));
+    }
+    for name in names {
+        let path = dir.join(&name);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => files.push((path, text)),
+            Err(e) => errors.push(SpecError::new(
+                Location {
+                    file: path,
+                    line: 1,
+                },
+                format!("cannot read the file: {e}; make it readable UTF-8 text"),
+            )),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(SpecErrors(errors));
+    }
+    load_str(&files)
+}
+
+/// Loads and validates in-memory spec files given as (file name, text)
+/// pairs. The file whose name ends in `types.toml` is the type table; the
+/// others are family files, taken in file-name order. File names appear in
+/// error locations as given.
+pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecSet, SpecErrors> {
+    let mut sorted: Vec<(PathBuf, &str)> = files
+        .iter()
+        .map(|(path, text)| (path.as_ref().to_path_buf(), text.as_ref()))
+        .collect();
+    sorted.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
+    let is_types = |path: &Path| path.file_name().is_some_and(|n| n == TYPES_FILE);
+    let mut errors = Vec::new();
+    let types_files: Vec<_> = sorted.iter().filter(|(p, _)| is_types(p)).collect();
+    let types = match types_files.as_slice() {
+        [one] => parse_file::<RawTypeRow>(&Source::new(&one.0, one.1), one.1, "type", &mut errors),
+        [] => {
+            let file = sorted
+                .first()
+                .map(|(p, _)| p.with_file_name(TYPES_FILE))
+                .unwrap_or_else(|| PathBuf::from(TYPES_FILE));
+            errors.push(SpecError::new(
+                Location { file, line: 1 },
+                "no types.toml among the spec files; add one declaring the [[type]] rows",
+            ));
+            Vec::new()
+        }
+        [_, second, ..] => {
+            errors.push(SpecError::new(
+                Location {
+                    file: second.0.clone(),
+                    line: 1,
+                },
+                "more than one types.toml given; pass exactly one",
+            ));
+            Vec::new()
+        }
+    };
+    let mut families = Vec::new();
+    for (path, text) in sorted.iter().filter(|(p, _)| !is_types(p)) {
+        let source = Source::new(path, text);
+        families.extend(parse_file::<RawEntry>(&source, text, "entry", &mut errors));
+    }
+    let order: Vec<PathBuf> = sorted.iter().map(|(p, _)| p.clone()).collect();
+    crate::validate::validate(types, families, errors, &order)
+}
+
+/// One spec file's path and where its lines start, to turn byte spans into
+/// [`Location`]s.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    path: PathBuf,
+    line_starts: Vec<usize>,
+}
+
+impl Source {
+    /// Indexes `text`'s lines.
+    pub(crate) fn new(path: &Path, text: &str) -> Source {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Source {
+            path: path.to_path_buf(),
+            line_starts,
+        }
+    }
+
+    /// The location of a byte span's first byte (1-based line).
+    pub(crate) fn location(&self, span: &Range<usize>) -> Location {
+        let line = self
+            .line_starts
+            .partition_point(|&start| start <= span.start);
+        Location {
+            file: self.path.clone(),
+            line: line.max(1),
+        }
+    }
+}
+
+/// A value read from a spec file with the location of its text.
+#[derive(Debug, Clone)]
+pub(crate) struct Located<T> {
+    /// The value.
+    pub value: T,
+    /// Where it is written.
+    pub at: Location,
+}
+
+/// Attaches locations to spanned values.
+pub(crate) fn locate<T: Clone>(source: &Source, spanned: &Spanned<T>) -> Located<T> {
+    Located {
+        value: spanned.get_ref().clone(),
+        at: source.location(&spanned.span()),
+    }
+}
+
+/// Raw `[[type]]` row, field by field, with spans.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTypeRow {
+    pub name: Spanned<String>,
+    pub sql: Spanned<String>,
+    #[serde(default)]
+    pub precision: Option<Spanned<Vec<Spanned<i64>>>>,
+    pub arrow: Spanned<String>,
+    pub carrier: Spanned<String>,
+    pub access: Spanned<String>,
+    pub order: Spanned<String>,
+    pub equality: Spanned<String>,
+    pub numeric: Spanned<String>,
+}
+
+/// Raw `[[entry]]` table, field by field, with spans.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawEntry {
+    pub functions: Spanned<Vec<Spanned<String>>>,
+    pub input: Spanned<String>,
+    #[serde(default)]
+    pub distinct: Option<Spanned<bool>>,
+    pub state: Spanned<String>,
+    pub phases: Spanned<Vec<Spanned<String>>>,
+    pub types: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub partial: Option<Spanned<Vec<Spanned<RawPartialField>>>>,
+    pub result: Spanned<String>,
+    #[serde(default)]
+    pub params: Option<Spanned<RawParams>>,
+}
+
+/// Raw `partial = [{ name = ..., type = ... }]` field.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPartialField {
+    pub name: Spanned<String>,
+    #[serde(rename = "type")]
+    pub ty: Spanned<String>,
+}
+
+/// Raw `params = { ... }` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawParams {
+    #[serde(default)]
+    pub overflow: Option<Spanned<String>>,
+    #[serde(default)]
+    pub division: Option<Spanned<String>>,
+}
+
+/// One deserialized `[[type]]` or `[[entry]]` table, the file it came from
+/// and where it starts.
+#[derive(Debug)]
+pub(crate) struct RawItem<T> {
+    pub source: Source,
+    pub at: Location,
+    pub raw: T,
+}
+
+/// Parses one file and deserializes every `[[table_key]]` table in it.
+/// Syntax and shape errors go to `errors`; tables that do not deserialize
+/// are left out.
+fn parse_file<T: for<'de> Deserialize<'de>>(
+    source: &Source,
+    text: &str,
+    table_key: &str,
+    errors: &mut Vec<SpecError>,
+) -> Vec<RawItem<T>> {
+    let (document, syntax_errors) = DeTable::parse_recoverable(text);
+    if !syntax_errors.is_empty() {
+        for error in syntax_errors {
+            let span = error.span().unwrap_or(0..0);
+            errors.push(SpecError::new(
+                source.location(&span),
+                format!(
+                    "TOML syntax error: {}; fix the syntax",
+                    error.message().trim_end()
+                ),
+            ));
+        }
+        return Vec::new();
+    }
+    let mut items = Vec::new();
+    for (key, value) in document.into_inner() {
+        let key_at = source.location(&key.span());
+        if key.get_ref().as_ref() != table_key {
+            errors.push(SpecError::new(
+                key_at,
+                format!(
+                    "unknown top-level key `{}`; this file holds only [[{table_key}]] tables: remove it or move it into one",
+                    key.get_ref()
+                ),
+            ));
+            continue;
+        }
+        let tables = match value.into_inner() {
+            DeValue::Array(array) => array,
+            _ => {
+                errors.push(SpecError::new(
+                    key_at,
+                    format!("`{table_key}` must be an array of tables; write each one under a [[{table_key}]] header"),
+                ));
+                continue;
+            }
+        };
+        for table in tables {
+            let span = table.span();
+            let at = source.location(&span);
+            if !matches!(table.get_ref(), DeValue::Table(_)) {
+                errors.push(SpecError::new(
+                    at,
+                    format!("every `{table_key}` item must be a table; write it under a [[{table_key}]] header"),
+                ));
+                continue;
+            }
+            match T::deserialize(table.into_deserializer()) {
+                Ok(raw) => items.push(RawItem {
+                    source: source.clone(),
+                    at,
+                    raw,
+                }),
+                Err(error) => {
+                    let error_at = error
+                        .span()
+                        .map(|s| source.location(&s))
+                        .unwrap_or_else(|| at.clone());
+                    errors.push(SpecError::new(error_at, shape_message(&error, table_key)));
+                }
+            }
+        }
+    }
+    items
+}
+
+/// Rewrites a serde shape error as a sentence that says what to change.
+fn shape_message(error: &toml::de::Error, table_key: &str) -> String {
+    let message = error.message().trim_end();
+    if let Some(rest) = message.strip_prefix("missing field ") {
+        format!("[[{table_key}]] is missing field {rest}; add it")
+    } else if let Some(rest) = message.strip_prefix("unknown field ") {
+        let (field, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        if expected.is_empty() {
+            format!("unknown field {field}; remove it")
+        } else {
+            format!("unknown field {field}; remove or rename it (the fields are {expected})")
+        }
+    } else if message.starts_with("invalid type") {
+        format!("wrong value type: {message}; write a value of the expected type")
+    } else {
+        format!("{message}; fix the value")
+    }
+}

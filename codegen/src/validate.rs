@@ -1,0 +1,76 @@
+//! Validation: turns the raw tables read by [`crate::load`] into a
+//! [`SpecSet`], collecting every error with the line of the offending value.
+//!
+//! Rules for type rows live in [`types`], rules for entries in [`entries`];
+//! this module adds the cross-entry rule (no specialization declared twice)
+//! and orders the errors.
+
+mod entries;
+mod suggest;
+mod type_expr;
+mod types;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+pub use type_expr::{parse_type_expr, type_expr_text};
+
+use crate::error::{SpecError, SpecErrors};
+use crate::load::{RawEntry, RawItem, RawTypeRow};
+use crate::model::{Location, SpecSet};
+
+pub use suggest::unknown_name;
+
+/// Validates raw rows and entries; `errors` holds errors found while
+/// reading; `order` is the file order errors are reported in.
+pub(crate) fn validate(
+    type_items: Vec<RawItem<RawTypeRow>>,
+    entry_items: Vec<RawItem<RawEntry>>,
+    mut errors: Vec<SpecError>,
+    order: &[PathBuf],
+) -> Result<SpecSet, SpecErrors> {
+    let table = types::check_rows(&type_items, &mut errors);
+    if type_items.is_empty() && errors.is_empty() {
+        let file = order
+            .iter()
+            .find(|p| p.file_name().is_some_and(|n| n == crate::load::TYPES_FILE))
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from(crate::load::TYPES_FILE));
+        errors.push(SpecError::new(
+            Location { file, line: 1 },
+            "types.toml declares no [[type]] rows; add at least one",
+        ));
+    }
+    let mut entries = Vec::new();
+    let mut first: HashMap<entries::SpecKey, Location> = HashMap::new();
+    for item in &entry_items {
+        let checked = entries::check_entry(item, &table, &mut errors);
+        for (key, at) in checked.keys {
+            if let Some(previous) = first.get(&key) {
+                let (function, ty, input, distinct) = &key;
+                errors.push(SpecError::new(
+                    at,
+                    format!(
+                        "{}{}<{}>/{} is already declared at {previous}; remove one of the two declarations",
+                        function.as_str(),
+                        if *distinct { " DISTINCT" } else { "" },
+                        ty.as_deref().unwrap_or("*"),
+                        input.as_str()
+                    ),
+                ));
+            } else {
+                first.insert(key, at);
+            }
+        }
+        entries.extend(checked.entry);
+    }
+    if errors.is_empty() {
+        return Ok(SpecSet {
+            types: table.rows,
+            entries,
+        });
+    }
+    let rank = |file: &PathBuf| order.iter().position(|p| p == file).unwrap_or(usize::MAX);
+    errors.sort_by_key(|e| (rank(&e.location.file), e.location.line));
+    Err(SpecErrors(errors))
+}

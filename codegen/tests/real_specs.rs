@@ -1,0 +1,43 @@
+//! The checked-in specs load without errors and declare what we expect.
+
+use std::path::PathBuf;
+
+use aggforge_codegen::model::{Function, Phase, StateTemplate};
+
+fn specs_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")
+}
+
+#[test]
+fn real_specs_load() {
+    let specs = match aggforge_codegen::load_dir(&specs_dir()) {
+        Ok(specs) => specs,
+        Err(errors) => panic!("specs do not load:\n{errors}"),
+    };
+    assert_eq!(specs.types.len(), 15);
+    assert_eq!(specs.entries.len(), 12);
+    let specializations = specs.specializations();
+    assert_eq!(specializations.len(), 70);
+    let count = |f: Function| specializations.iter().filter(|s| s.function == f).count();
+    assert_eq!(count(Function::Min), 15);
+    assert_eq!(count(Function::Max), 15);
+    assert_eq!(count(Function::CountStar), 1);
+    assert_eq!(count(Function::Count), 15);
+    assert_eq!(count(Function::Sum), 8);
+    assert_eq!(count(Function::Sum0), 8);
+    assert_eq!(count(Function::Avg), 8);
+    // Files in name order: avg, count, extreme, sum.
+    assert_eq!(specs.entries[0].state, StateTemplate::Avg);
+    assert!(specs.entries[0].location.file.ends_with("avg.toml"));
+    assert_eq!(specs.entries[0].location.line, 9);
+    let extreme = specs
+        .entries
+        .iter()
+        .find(|e| e.state == StateTemplate::RunningExtreme)
+        .unwrap();
+    assert_eq!(extreme.location.line, 21);
+    assert_eq!(extreme.phases, Phase::ALL.to_vec());
+    let decimal = specs.type_row("DECIMAL_18").unwrap();
+    assert_eq!(decimal.precision, Some((1, 18)));
+    assert_eq!(decimal.location.line, 90);
+}

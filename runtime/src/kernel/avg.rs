@@ -1,0 +1,332 @@
+//! AVG state: a sum (NULL once a DECIMAL sum overflowed) and a count per
+//! group. The generated struct supplies the sum arithmetic and the final
+//! division as an [`AvgRule`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int64Array};
+use arrow_schema::DataType;
+
+use super::bind::Binding;
+use super::rows::Rows;
+use crate::error::{AggError, Result};
+
+/// Scales an AVG division needs (0 for non-decimal types).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scales {
+    /// Scale of the sum.
+    pub sum: i8,
+    /// Scale of the result.
+    pub result: i8,
+}
+
+/// The per-specialization rules of AVG, written out by the emitter.
+pub trait AvgRule: 'static {
+    /// Binding of the raw argument column.
+    type In: Binding;
+    /// Binding of the sum (state and partial field `sum`).
+    type Sum: Binding;
+    /// Binding of the result column.
+    type Out: Binding;
+    /// The sum a fresh group starts with.
+    fn zero() -> <Self::Sum as Binding>::Owned;
+    /// Adds one non-NULL argument value; clears `valid` on overflow to NULL.
+    fn add(
+        sum: &mut <Self::Sum as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::In as Binding>::Ref<'_>,
+    );
+    /// Adds one non-NULL partial sum; clears `valid` on overflow to NULL.
+    fn merge(
+        sum: &mut <Self::Sum as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::Sum as Binding>::Ref<'_>,
+    );
+    /// `sum / count` as the result type (count is non-zero); `None` is NULL.
+    fn finish(
+        sum: <Self::Sum as Binding>::Ref<'_>,
+        count: i64,
+        scales: Scales,
+    ) -> Option<<Self::Out as Binding>::Owned>;
+    /// Result equality used to suppress unchanged results.
+    fn same(a: <Self::Out as Binding>::Ref<'_>, b: <Self::Out as Binding>::Ref<'_>) -> bool;
+}
+
+/// Columnar AVG state.
+pub struct AvgState<R: AvgRule> {
+    sums: Vec<<R::Sum as Binding>::Owned>,
+    valid: Vec<bool>,
+    counts: Vec<i64>,
+}
+
+impl<R: AvgRule> fmt::Debug for AvgState<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AvgState")
+            .field("groups", &self.sums.len())
+            .finish()
+    }
+}
+
+impl<R: AvgRule> Default for AvgState<R> {
+    fn default() -> Self {
+        AvgState {
+            sums: Vec::new(),
+            valid: Vec::new(),
+            counts: Vec::new(),
+        }
+    }
+}
+
+fn group_index(g: u32, len: usize, name: &str) -> Result<usize> {
+    let g = g as usize;
+    if g < len {
+        Ok(g)
+    } else {
+        Err(AggError::Input(format!(
+            "{name}: group id {g} out of range, state holds {len} groups"
+        )))
+    }
+}
+
+impl<R: AvgRule> AvgState<R> {
+    /// Number of groups held.
+    pub fn len(&self) -> usize {
+        self.sums.len()
+    }
+
+    /// True when no group is held.
+    pub fn is_empty(&self) -> bool {
+        self.sums.is_empty()
+    }
+
+    /// Inline bytes per group.
+    pub fn bytes_per_group() -> usize {
+        std::mem::size_of::<<R::Sum as Binding>::Owned>() + 1 + 8
+    }
+
+    /// Grows to `n` groups; new groups hold a zero sum and count.
+    pub fn resize(&mut self, n: usize) {
+        self.sums.resize(n, R::zero());
+        self.valid.resize(n, true);
+        self.counts.resize(n, 0);
+    }
+
+    /// Drops every group.
+    pub fn reset(&mut self) {
+        self.sums.clear();
+        self.valid.clear();
+        self.counts.clear();
+    }
+
+    /// Bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.sums.capacity() * std::mem::size_of::<<R::Sum as Binding>::Owned>()
+            + self.valid.capacity()
+            + self.counts.capacity() * 8
+    }
+
+    /// Folds the selected rows of a bound argument column.
+    #[inline]
+    pub fn update(
+        &mut self,
+        column: <R::In as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+    ) {
+        let group_ids = &group_ids[..rows.len()];
+        let sums = &mut self.sums[..];
+        let valid = &mut self.valid[..];
+        let counts = &mut self.counts[..];
+        rows.for_each(|i| {
+            let g = group_ids[i] as usize;
+            R::add(&mut sums[g], &mut valid[g], R::In::get(&column, i));
+            counts[g] = counts[g].wrapping_add(1);
+        });
+    }
+
+    fn result(&self, g: usize, scales: Scales) -> Option<<R::Out as Binding>::Owned> {
+        if self.counts[g] == 0 || !self.valid[g] {
+            None
+        } else {
+            R::finish(R::Sum::view(&self.sums[g]), self.counts[g], scales)
+        }
+    }
+
+    /// Folds like [`AvgState::update`] and returns each row's result right
+    /// after it, setting `changed` where it differs from the one before.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update_traced(
+        &mut self,
+        column: <R::In as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+        changed: &mut [bool],
+        scales: Scales,
+        result_type: &DataType,
+        name: &str,
+    ) -> Result<ArrayRef> {
+        if changed.len() < rows.len() {
+            return Err(AggError::Input(format!(
+                "{name}: changed flags hold {} rows, batch has {}",
+                changed.len(),
+                rows.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        let mut out_valid = Vec::with_capacity(rows.len());
+        for (i, &g) in group_ids[..rows.len()].iter().enumerate() {
+            let g = g as usize;
+            let before = self.result(g, scales);
+            if rows.selected(i) {
+                R::add(
+                    &mut self.sums[g],
+                    &mut self.valid[g],
+                    R::In::get(&column, i),
+                );
+                self.counts[g] = self.counts[g].wrapping_add(1);
+            }
+            let after = self.result(g, scales);
+            let same = match (&before, &after) {
+                (Some(a), Some(b)) => R::same(R::Out::view(a), R::Out::view(b)),
+                (None, None) => true,
+                _ => false,
+            };
+            changed[i] |= !same;
+            out_valid.push(after.is_some());
+            out.push(after.unwrap_or_default());
+        }
+        R::Out::build(out, out_valid, result_type)
+    }
+
+    /// Merges partial columns `[sum, count]`.
+    pub fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32], name: &str) -> Result<()> {
+        let [sum_column, count_column] = partials else {
+            return Err(AggError::Input(format!(
+                "{name}: expected partial columns [sum, count], got {}",
+                partials.len()
+            )));
+        };
+        let sums_in = R::Sum::bind(sum_column, name)?;
+        let counts_in = count_array(count_column, name)?;
+        for (i, &g) in group_ids.iter().enumerate() {
+            let g = group_index(g, self.sums.len(), name)?;
+            if sum_column.is_valid(i) {
+                R::merge(
+                    &mut self.sums[g],
+                    &mut self.valid[g],
+                    R::Sum::get(&sums_in, i),
+                );
+            } else {
+                self.valid[g] = false;
+            }
+            if counts_in.is_valid(i) {
+                self.counts[g] = self.counts[g].wrapping_add(counts_in.value(i));
+            }
+        }
+        Ok(())
+    }
+
+    /// The results of the listed groups.
+    pub fn evaluate(
+        &self,
+        groups: &[u32],
+        scales: Scales,
+        result_type: &DataType,
+        name: &str,
+    ) -> Result<ArrayRef> {
+        let mut out = Vec::with_capacity(groups.len());
+        let mut out_valid = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let g = group_index(g, self.sums.len(), name)?;
+            let value = self.result(g, scales);
+            out_valid.push(value.is_some());
+            out.push(value.unwrap_or_default());
+        }
+        R::Out::build(out, out_valid, result_type)
+    }
+
+    /// The partial (and snapshot) columns `[sum, count]` of the listed groups.
+    pub fn partials(
+        &self,
+        groups: &[u32],
+        sum_type: &DataType,
+        name: &str,
+    ) -> Result<Vec<ArrayRef>> {
+        let mut sums = Vec::with_capacity(groups.len());
+        let mut valid = Vec::with_capacity(groups.len());
+        let mut counts = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let g = group_index(g, self.sums.len(), name)?;
+            sums.push(self.sums[g].clone());
+            valid.push(self.valid[g]);
+            counts.push(self.counts[g]);
+        }
+        Ok(vec![
+            R::Sum::build(sums, valid, sum_type)?,
+            Arc::new(Int64Array::from(counts)),
+        ])
+    }
+
+    /// Sets the listed groups from `[sum, count]` columns.
+    pub fn restore(&mut self, state: &[ArrayRef], groups: &[u32], name: &str) -> Result<()> {
+        let [sum_column, count_column] = state else {
+            return Err(AggError::Input(format!(
+                "{name}: expected state columns [sum, count], got {}",
+                state.len()
+            )));
+        };
+        let sums_in = R::Sum::bind(sum_column, name)?;
+        let counts_in = count_array(count_column, name)?;
+        for (i, &g) in groups.iter().enumerate() {
+            let g = group_index(g, self.sums.len(), name)?;
+            if sum_column.is_valid(i) {
+                R::Sum::store(&mut self.sums[g], R::Sum::get(&sums_in, i));
+                self.valid[g] = true;
+            } else {
+                self.sums[g] = R::zero();
+                self.valid[g] = false;
+            }
+            self.counts[g] = if counts_in.is_valid(i) {
+                counts_in.value(i)
+            } else {
+                0
+            };
+        }
+        Ok(())
+    }
+
+    /// Sets `changed[i]` where two result columns differ.
+    pub fn mark_changed(
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+        name: &str,
+    ) -> Result<()> {
+        if before.len() != after.len() || changed.len() < before.len() {
+            return Err(AggError::Input(format!(
+                "{name}: mark_changed lengths differ"
+            )));
+        }
+        let a = R::Out::bind(before, name)?;
+        let b = R::Out::bind(after, name)?;
+        for (i, flag) in changed.iter_mut().enumerate().take(before.len()) {
+            let differs = match (before.is_valid(i), after.is_valid(i)) {
+                (true, true) => !R::same(R::Out::get(&a, i), R::Out::get(&b, i)),
+                (false, false) => false,
+                _ => true,
+            };
+            *flag |= differs;
+        }
+        Ok(())
+    }
+}
+
+fn count_array<'a>(column: &'a ArrayRef, name: &str) -> Result<&'a Int64Array> {
+    column.as_any().downcast_ref::<Int64Array>().ok_or_else(|| {
+        AggError::Input(format!(
+            "{name}: expected an Int64 count column, got {}",
+            column.data_type()
+        ))
+    })
+}

@@ -1,0 +1,170 @@
+//! One BIGINT counter per group: COUNT(*) counts selected rows, COUNT(x)
+//! counts selected non-NULL values (the caller folds validity into
+//! [`Rows`]). Counters wrap as Java longs do.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int64Array};
+
+use super::rows::Rows;
+use crate::error::{AggError, Result};
+
+/// Columnar counters.
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    values: Vec<i64>,
+}
+
+impl Counts {
+    /// Number of groups held.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True when no group is held.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Inline bytes per group.
+    pub fn bytes_per_group() -> usize {
+        8
+    }
+
+    /// Grows to `n` groups, new ones at zero.
+    pub fn resize(&mut self, n: usize) {
+        self.values.resize(n, 0);
+    }
+
+    /// Drops every group.
+    pub fn reset(&mut self) {
+        self.values.clear();
+    }
+
+    /// Bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.values.capacity() * 8
+    }
+
+    /// Counts the selected rows.
+    #[inline]
+    pub fn update(&mut self, rows: &Rows, group_ids: &[u32]) {
+        let group_ids = &group_ids[..rows.len()];
+        let values = &mut self.values[..];
+        if rows.is_dense() {
+            for &g in group_ids {
+                let slot = &mut values[g as usize];
+                *slot = slot.wrapping_add(1);
+            }
+        } else {
+            rows.for_each(|i| {
+                let slot = &mut values[group_ids[i] as usize];
+                *slot = slot.wrapping_add(1);
+            });
+        }
+    }
+
+    /// Counts like [`Counts::update`], returning each row's count after it.
+    pub fn update_traced(
+        &mut self,
+        rows: &Rows,
+        group_ids: &[u32],
+        changed: &mut [bool],
+    ) -> Result<ArrayRef> {
+        if changed.len() < rows.len() {
+            return Err(AggError::Input(format!(
+                "changed flags hold {} rows, batch has {}",
+                changed.len(),
+                rows.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        for (i, &g) in group_ids[..rows.len()].iter().enumerate() {
+            let slot = &mut self.values[g as usize];
+            if rows.selected(i) {
+                *slot = slot.wrapping_add(1);
+                changed[i] = true;
+            }
+            out.push(*slot);
+        }
+        Ok(Arc::new(Int64Array::from(out)))
+    }
+
+    /// Adds a BIGINT partial column; NULL partials add nothing.
+    pub fn merge(&mut self, partial: &ArrayRef, group_ids: &[u32], name: &str) -> Result<()> {
+        let column = int64(partial, name)?;
+        let values = column.values();
+        for (i, &g) in group_ids.iter().enumerate() {
+            if column.is_valid(i) {
+                let slot = &mut self.values[g as usize];
+                *slot = slot.wrapping_add(values[i]);
+            }
+        }
+        Ok(())
+    }
+
+    /// The counts of the listed groups.
+    pub fn evaluate(&self, groups: &[u32], name: &str) -> Result<ArrayRef> {
+        let out = groups
+            .iter()
+            .map(|&g| {
+                self.values
+                    .get(g as usize)
+                    .copied()
+                    .ok_or_else(|| AggError::Input(format!("{name}: group id {g} out of range")))
+            })
+            .collect::<Result<Vec<i64>>>()?;
+        Ok(Arc::new(Int64Array::from(out)))
+    }
+
+    /// Sets the listed groups' counts (NULL restores zero).
+    pub fn restore(&mut self, column: &ArrayRef, groups: &[u32], name: &str) -> Result<()> {
+        let column = int64(column, name)?;
+        for (i, &g) in groups.iter().enumerate() {
+            let slot = self
+                .values
+                .get_mut(g as usize)
+                .ok_or_else(|| AggError::Input(format!("{name}: group id {g} out of range")))?;
+            *slot = if column.is_valid(i) {
+                column.value(i)
+            } else {
+                0
+            };
+        }
+        Ok(())
+    }
+
+    /// Sets `changed[i]` where two count columns differ.
+    pub fn mark_changed(
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+        name: &str,
+    ) -> Result<()> {
+        let a = int64(before, name)?;
+        let b = int64(after, name)?;
+        if a.len() != b.len() || changed.len() < a.len() {
+            return Err(AggError::Input(format!(
+                "{name}: mark_changed lengths differ"
+            )));
+        }
+        for i in 0..a.len() {
+            let differs = match (a.is_valid(i), b.is_valid(i)) {
+                (true, true) => a.value(i) != b.value(i),
+                (false, false) => false,
+                _ => true,
+            };
+            changed[i] |= differs;
+        }
+        Ok(())
+    }
+}
+
+fn int64<'a>(column: &'a ArrayRef, name: &str) -> Result<&'a Int64Array> {
+    column.as_any().downcast_ref::<Int64Array>().ok_or_else(|| {
+        AggError::Input(format!(
+            "{name}: expected an Int64 count column, got {}",
+            column.data_type()
+        ))
+    })
+}

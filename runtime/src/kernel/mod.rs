@@ -1,0 +1,173 @@
+//! Generic, monomorphizable kernels that generated accumulators call.
+//!
+//! The kernels know nothing about specs: a generated struct picks a
+//! [`Binding`] per column (how values are read from and written to Arrow),
+//! implements a small rule trait with the per-type fold written out
+//! (`SlotRule` for running extremes and sums, `AvgRule` for AVG), and calls
+//! the loops here. State is columnar: vectors indexed by `u32` group id.
+
+pub mod avg;
+pub mod bind;
+pub mod count;
+pub mod decimal;
+pub mod rows;
+pub mod slots;
+pub mod timestamp;
+
+pub use avg::{AvgRule, AvgState};
+pub use bind::{Binding, Bool, Dec128, Dec64, Prim, Ts, Utf8};
+pub use count::Counts;
+pub use rows::Rows;
+pub use slots::{SlotRule, Slots};
+pub use timestamp::{timestamp_struct_type, Timestamp};
+
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+
+use crate::accumulator::BatchUpdate;
+use crate::error::{AggError, Result};
+use crate::types::RowKind;
+
+/// Fails when an insert-only accumulator is handed -U or -D rows (or an
+/// unknown row-kind code): it cannot retract.
+pub fn check_insert_only(batch: &BatchUpdate<'_>, name: &str) -> Result<()> {
+    let Some(kinds) = batch.row_kinds else {
+        return Ok(());
+    };
+    if kinds.len() != batch.len() {
+        return Err(AggError::Input(format!(
+            "{name}: row-kind column has {} rows, batch has {}",
+            kinds.len(),
+            batch.len()
+        )));
+    }
+    // Fast check first: +I (0) and +U (2) are the only codes accepted.
+    if kinds.iter().all(|&k| k & !2 == 0) {
+        return Ok(());
+    }
+    let (row, &code) = kinds
+        .iter()
+        .enumerate()
+        .find(|(_, &k)| k & !2 != 0)
+        .unwrap_or((0, &0));
+    let kind = RowKind::from_i8(code)
+        .map(|k| k.short_string().to_string())
+        .unwrap_or_else(|| format!("unknown row kind {code}"));
+    Err(AggError::Input(format!(
+        "{name} accepts insert-only input but row {row} is {kind}; \
+         a retracting specialization is needed"
+    )))
+}
+
+/// Checks the group ids of a batch against the number of groups held.
+pub fn check_groups(group_ids: &[u32], num_groups: usize, name: &str) -> Result<()> {
+    let max = group_ids.iter().copied().max().unwrap_or(0);
+    if !group_ids.is_empty() && max as usize >= num_groups {
+        return Err(AggError::Input(format!(
+            "{name}: group id {max} out of range, state holds {num_groups} groups (call resize first)"
+        )));
+    }
+    Ok(())
+}
+
+/// The `index`-th argument column of a batch, checked against the Arrow type
+/// the plan promised and the batch length.
+pub fn argument<'a>(
+    batch: &BatchUpdate<'a>,
+    index: usize,
+    expected: &DataType,
+    name: &str,
+) -> Result<&'a ArrayRef> {
+    let column = batch.args.get(index).ok_or_else(|| {
+        AggError::Input(format!(
+            "{name}: expected argument column {index}, batch has {}",
+            batch.args.len()
+        ))
+    })?;
+    check_column(column, expected, batch.len(), name)?;
+    Ok(column)
+}
+
+/// Checks one column's type and length.
+pub fn check_column(column: &ArrayRef, expected: &DataType, len: usize, name: &str) -> Result<()> {
+    if column.data_type() != expected {
+        return Err(AggError::Input(format!(
+            "{name}: expected a column of type {expected}, got {}",
+            column.data_type()
+        )));
+    }
+    if column.len() != len {
+        return Err(AggError::Input(format!(
+            "{name}: column has {} rows, expected {len}",
+            column.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a set of partial or state columns against the expected layout.
+pub fn check_columns<'a>(
+    columns: &'a [ArrayRef],
+    expected: &[DataType],
+    len: usize,
+    name: &str,
+) -> Result<&'a [ArrayRef]> {
+    if columns.len() != expected.len() {
+        return Err(AggError::Input(format!(
+            "{name}: expected {} partial/state columns, got {}",
+            expected.len(),
+            columns.len()
+        )));
+    }
+    for (column, ty) in columns.iter().zip(expected) {
+        check_column(column, ty, len, name)?;
+    }
+    Ok(columns)
+}
+
+/// Fails unless `arg` is present, for functions with one argument.
+pub fn require_arg<'a>(
+    arg: Option<&'a crate::types::SqlType>,
+    name: &str,
+) -> Result<&'a crate::types::SqlType> {
+    arg.ok_or_else(|| AggError::Plan(format!("{name} needs an argument type")))
+}
+
+/// The scale of a DECIMAL argument (0 for other types).
+pub fn arg_scale(arg: &crate::types::SqlType) -> i8 {
+    arg.scale().unwrap_or(0)
+}
+
+/// `DECIMAL(38, s)` with `s = max(at_least, scale)`.
+pub fn decimal38(scale: i8, at_least: i8) -> DataType {
+    DataType::Decimal128(38, scale.max(at_least))
+}
+
+/// `Decimal128(p, s)` of a DECIMAL argument.
+pub fn decimal_type(arg: &crate::types::SqlType) -> Result<DataType> {
+    match arg {
+        crate::types::SqlType::Decimal { precision, scale } => {
+            Ok(DataType::Decimal128(*precision, *scale))
+        }
+        other => Err(AggError::Plan(format!(
+            "expected a DECIMAL argument, got {other}"
+        ))),
+    }
+}
+
+/// Fails unless the argument's SQL type maps to the type row a
+/// specialization was generated for.
+pub fn check_type_row(
+    arg: &crate::types::SqlType,
+    row: &str,
+    found: Option<&str>,
+    name: &str,
+) -> Result<()> {
+    if found == Some(row) {
+        Ok(())
+    } else {
+        Err(AggError::Plan(format!(
+            "{name} is specialized for type row {row}, but the argument is {arg}"
+        )))
+    }
+}

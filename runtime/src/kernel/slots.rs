@@ -1,0 +1,266 @@
+//! One nullable value per group: the state of running extremes (MIN/MAX),
+//! SUM and SUM0. The generated struct supplies the per-type fold as a
+//! [`SlotRule`]; these loops apply it.
+
+use std::fmt;
+
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+
+use super::bind::Binding;
+use super::rows::Rows;
+use crate::error::{AggError, Result};
+
+/// The per-specialization rules of a one-slot state, written out by the
+/// emitter for each type row.
+pub trait SlotRule: 'static {
+    /// Binding of the raw argument column.
+    type In: Binding;
+    /// Binding of the state, partial and result column.
+    type Acc: Binding;
+    /// Whether a fresh group starts non-NULL (SUM0 starts at zero).
+    const INITIAL_VALID: bool;
+    /// Whether a NULL partial makes the merged state NULL (SUM0:
+    /// `plus(sum0, NULL)`); otherwise NULL partials are skipped.
+    const MERGE_NULL_POISONS: bool;
+    /// Value a fresh group holds (an identity where the fold is branch-free).
+    fn initial() -> <Self::Acc as Binding>::Owned;
+    /// Folds one non-NULL argument value.
+    fn fold(
+        acc: &mut <Self::Acc as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::In as Binding>::Ref<'_>,
+    );
+    /// Folds one non-NULL partial value.
+    fn merge(
+        acc: &mut <Self::Acc as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::Acc as Binding>::Ref<'_>,
+    );
+    /// Result equality used to suppress unchanged results.
+    fn same(a: <Self::Acc as Binding>::Ref<'_>, b: <Self::Acc as Binding>::Ref<'_>) -> bool;
+}
+
+/// Columnar one-slot state: a value and a validity flag per group.
+pub struct Slots<R: SlotRule> {
+    values: Vec<<R::Acc as Binding>::Owned>,
+    valid: Vec<bool>,
+}
+
+impl<R: SlotRule> fmt::Debug for Slots<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slots")
+            .field("groups", &self.values.len())
+            .finish()
+    }
+}
+
+impl<R: SlotRule> Default for Slots<R> {
+    fn default() -> Self {
+        Slots {
+            values: Vec::new(),
+            valid: Vec::new(),
+        }
+    }
+}
+
+fn group_index(g: u32, len: usize, name: &str) -> Result<usize> {
+    let g = g as usize;
+    if g < len {
+        Ok(g)
+    } else {
+        Err(AggError::Input(format!(
+            "{name}: group id {g} out of range, state holds {len} groups"
+        )))
+    }
+}
+
+impl<R: SlotRule> Slots<R> {
+    /// Number of groups held.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True when no group is held.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Inline bytes per group.
+    pub fn bytes_per_group() -> usize {
+        std::mem::size_of::<<R::Acc as Binding>::Owned>() + 1
+    }
+
+    /// Grows (or shrinks) to `n` groups; new groups are fresh.
+    pub fn resize(&mut self, n: usize) {
+        self.values.resize(n, R::initial());
+        self.valid.resize(n, R::INITIAL_VALID);
+    }
+
+    /// Drops every group.
+    pub fn reset(&mut self) {
+        self.values.clear();
+        self.valid.clear();
+    }
+
+    /// Bytes held, heap included.
+    pub fn memory_bytes(&self) -> usize {
+        let heap: usize = self.values.iter().map(R::Acc::heap_bytes).sum();
+        self.values.capacity() * std::mem::size_of::<<R::Acc as Binding>::Owned>()
+            + self.valid.capacity()
+            + heap
+    }
+
+    /// Folds the selected rows of a bound argument column.
+    #[inline]
+    pub fn update(
+        &mut self,
+        column: <R::In as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+    ) {
+        let group_ids = &group_ids[..rows.len()];
+        let values = &mut self.values[..];
+        let valid = &mut self.valid[..];
+        rows.for_each(|i| {
+            let g = group_ids[i] as usize;
+            R::fold(&mut values[g], &mut valid[g], R::In::get(&column, i));
+        });
+    }
+
+    /// Folds like [`Slots::update`] and returns each row's result right
+    /// after it; sets `changed[row]` when that result differs from the one
+    /// before under [`SlotRule::same`].
+    pub fn update_traced(
+        &mut self,
+        column: <R::In as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+        changed: &mut [bool],
+        result_type: &DataType,
+        name: &str,
+    ) -> Result<ArrayRef> {
+        if changed.len() < rows.len() {
+            return Err(AggError::Input(format!(
+                "{name}: changed flags hold {} rows, batch has {}",
+                changed.len(),
+                rows.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        let mut out_valid = Vec::with_capacity(rows.len());
+        for (i, &g) in group_ids[..rows.len()].iter().enumerate() {
+            let g = g as usize;
+            let differs = if rows.selected(i) {
+                let before = (self.valid[g], self.values[g].clone());
+                R::fold(
+                    &mut self.values[g],
+                    &mut self.valid[g],
+                    R::In::get(&column, i),
+                );
+                !self.same_as(g, before.0, &before.1)
+            } else {
+                !self.same_as(g, self.valid[g], &self.values[g])
+            };
+            changed[i] |= differs;
+            out.push(self.values[g].clone());
+            out_valid.push(self.valid[g]);
+        }
+        R::Acc::build(out, out_valid, result_type)
+    }
+
+    fn same_as(&self, g: usize, valid: bool, value: &<R::Acc as Binding>::Owned) -> bool {
+        match (self.valid[g], valid) {
+            (true, true) => R::same(R::Acc::view(&self.values[g]), R::Acc::view(value)),
+            (false, false) => true,
+            _ => false,
+        }
+    }
+
+    /// Merges a partial column into the given groups.
+    pub fn merge(&mut self, partial: &ArrayRef, group_ids: &[u32], name: &str) -> Result<()> {
+        let column = R::Acc::bind(partial, name)?;
+        let len = group_ids.len();
+        let nulls = partial.nulls().filter(|n| n.null_count() > 0);
+        let values = &mut self.values[..];
+        let valid = &mut self.valid[..];
+        match nulls {
+            None => {
+                for (i, &g) in group_ids.iter().enumerate() {
+                    let g = g as usize;
+                    R::merge(&mut values[g], &mut valid[g], R::Acc::get(&column, i));
+                }
+            }
+            Some(nulls) => {
+                for (i, &g) in group_ids[..len].iter().enumerate() {
+                    let g = g as usize;
+                    if nulls.is_valid(i) {
+                        R::merge(&mut values[g], &mut valid[g], R::Acc::get(&column, i));
+                    } else if R::MERGE_NULL_POISONS {
+                        valid[g] = false;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The value column (result, partial and snapshot alike) of the listed
+    /// groups.
+    pub fn evaluate(&self, groups: &[u32], data_type: &DataType, name: &str) -> Result<ArrayRef> {
+        let mut out = Vec::with_capacity(groups.len());
+        let mut out_valid = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let g = group_index(g, self.values.len(), name)?;
+            out.push(self.values[g].clone());
+            out_valid.push(self.valid[g]);
+        }
+        R::Acc::build(out, out_valid, data_type)
+    }
+
+    /// Sets the listed groups from a value column (as
+    /// [`Slots::evaluate`] wrote it).
+    pub fn restore(&mut self, column: &ArrayRef, groups: &[u32], name: &str) -> Result<()> {
+        let reader = R::Acc::bind(column, name)?;
+        for (i, &g) in groups.iter().enumerate() {
+            let g = group_index(g, self.values.len(), name)?;
+            if column.is_valid(i) {
+                R::Acc::store(&mut self.values[g], R::Acc::get(&reader, i));
+                self.valid[g] = true;
+            } else {
+                self.values[g] = R::initial();
+                self.valid[g] = false;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets `changed[i]` where `before[i]` and `after[i]` differ under
+    /// [`SlotRule::same`] (NULL equals NULL).
+    pub fn mark_changed(
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+        name: &str,
+    ) -> Result<()> {
+        if before.len() != after.len() || changed.len() < before.len() {
+            return Err(AggError::Input(format!(
+                "{name}: mark_changed got {} and {} rows for {} flags",
+                before.len(),
+                after.len(),
+                changed.len()
+            )));
+        }
+        let a = R::Acc::bind(before, name)?;
+        let b = R::Acc::bind(after, name)?;
+        for (i, flag) in changed.iter_mut().enumerate().take(before.len()) {
+            let differs = match (before.is_valid(i), after.is_valid(i)) {
+                (true, true) => !R::same(R::Acc::get(&a, i), R::Acc::get(&b, i)),
+                (false, false) => false,
+                _ => true,
+            };
+            *flag |= differs;
+        }
+        Ok(())
+    }
+}
