@@ -101,7 +101,9 @@ fn minmax(c: &mut Criterion) {
         let mut general_ids = GeneralByGroupId::new(calls.clone());
         group.bench_function(format!("general_given_ids/{label}"), |b| {
             b.iter(cycle(|i| {
-                general_ids.update(&g[i].group_ids, &cols[i]).expect("general");
+                general_ids
+                    .update(&g[i].group_ids, &cols[i])
+                    .expect("general");
             }))
         });
         let mut general_keys = GeneralAggregator::new(calls);
@@ -118,8 +120,10 @@ fn minmax(c: &mut Criterion) {
         {
             use aggforge_benches::data::arrow_type;
             use aggforge_benches::datafusion_compare as df;
-            let (mut dmin, _) = df::groups_accumulator(Function::Min, &arrow_type(&ty)).expect("df");
-            let (mut dmax, _) = df::groups_accumulator(Function::Max, &arrow_type(&ty)).expect("df");
+            let (mut dmin, _) =
+                df::groups_accumulator(Function::Min, &arrow_type(&ty)).expect("df");
+            let (mut dmax, _) =
+                df::groups_accumulator(Function::Max, &arrow_type(&ty)).expect("df");
             group.bench_function(format!("datafusion_given_ids/{label}"), |b| {
                 b.iter(cycle(|i| {
                     df::update(dmin.as_mut(), &cols[i], &g[i].group_indices, FEW_KEYS).expect("df");

@@ -69,8 +69,8 @@ fn bundles(
                 row_kinds: None,
             }),
             InputMode::Retracting => {
-                let r = with_retractions(&columns, &grouping.group_ids)
-                    .map_err(|e| e.to_string())?;
+                let r =
+                    with_retractions(&columns, &grouping.group_ids).map_err(|e| e.to_string())?;
                 Ok(Bundle {
                     columns: r.columns,
                     group_indices: r.group_ids.iter().map(|&g| g as usize).collect(),
@@ -139,24 +139,21 @@ fn bench_admission<M: criterion::measurement::Measurement>(
                 continue;
             }
         };
-        let runs_raw_rows = admission.phases.contains(&Phase::Single)
-            || admission.phases.contains(&Phase::Local);
+        let runs_raw_rows =
+            admission.phases.contains(&Phase::Single) || admission.phases.contains(&Phase::Local);
         if runs_raw_rows {
             match fresh(admission, arg.as_ref(), num_keys).and_then(|mut acc| {
                 acc.update(&inputs[0].update()).map_err(|e| e.to_string())?;
                 Ok(acc)
             }) {
                 Ok(mut acc) => {
-                    group.bench_function(
-                        format!("{}/update/{keys_label}", admission.name),
-                        |b| {
-                            let mut next = 0;
-                            b.iter(|| {
-                                acc.update(&inputs[next].update()).expect("update");
-                                next = (next + 1) % inputs.len();
-                            })
-                        },
-                    );
+                    group.bench_function(format!("{}/update/{keys_label}", admission.name), |b| {
+                        let mut next = 0;
+                        b.iter(|| {
+                            acc.update(&inputs[next].update()).expect("update");
+                            next = (next + 1) % inputs.len();
+                        })
+                    });
                 }
                 Err(e) => skipped.push(format!("{} update {keys_label}: {e}", admission.name)),
             }
@@ -183,7 +180,9 @@ fn bench_admission<M: criterion::measurement::Measurement>(
             }
         }
         #[cfg(feature = "datafusion-compare")]
-        datafusion_side(group, admission, arg, keys_label, num_keys, &inputs, skipped);
+        datafusion_side(
+            group, admission, arg, keys_label, num_keys, &inputs, skipped,
+        );
     }
 }
 
@@ -214,7 +213,11 @@ fn datafusion_side<M: criterion::measurement::Measurement>(
     let Some(ty) = arg else { return };
     match df::groups_accumulator(function, &arrow_type(&ty)) {
         Ok((mut acc, native)) => {
-            let how = if native { "datafusion" } else { "datafusion_adapter" };
+            let how = if native {
+                "datafusion"
+            } else {
+                "datafusion_adapter"
+            };
             group.bench_function(format!("{}/{how}/{keys_label}", admission.name), |b| {
                 let mut next = 0;
                 b.iter(|| {

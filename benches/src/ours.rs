@@ -75,9 +75,9 @@ impl LocalPhase {
             .intern(std::slice::from_ref(keys), rows, &mut self.ids)?;
         let groups = self.table.len();
         for (accumulator, column) in &mut self.calls {
-            let arg = args.get(*column).ok_or_else(|| {
-                AggError::Input(format!("no argument column {column}"))
-            })?;
+            let arg = args
+                .get(*column)
+                .ok_or_else(|| AggError::Input(format!("no argument column {column}")))?;
             accumulator.reset();
             accumulator.resize(groups);
             accumulator.update(&BatchUpdate {
@@ -124,5 +124,74 @@ impl TableOnly {
         self.table
             .intern(std::slice::from_ref(keys), keys.len(), &mut self.ids)?;
         Ok(self.table.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{Stream, FEW_KEYS};
+    use crate::general::{Call, Function, GeneralAggregator, Scalar};
+    use arrow_array::Array;
+
+    #[test]
+    fn local_phase_partials_match_the_general_path() {
+        for ty in [
+            SqlType::Int,
+            SqlType::Date,
+            SqlType::Time { precision: 3 },
+            SqlType::Boolean,
+        ] {
+            let stream = Stream::new(&[ty], FEW_KEYS, 2, 21);
+            let mut local =
+                LocalPhase::new(SqlType::BigInt, &[("MIN", ty, 0), ("MAX", ty, 0)]).unwrap();
+            for (g, cols) in stream.groupings.iter().zip(&stream.columns) {
+                assert_eq!(local.bundle(&g.keys, cols).unwrap(), FEW_KEYS);
+                let out = local.partials().unwrap();
+                assert_eq!(out.len(), 3, "key, MIN, MAX");
+                let mut general = GeneralAggregator::new(vec![
+                    Call {
+                        function: Function::Min,
+                        arg: 0,
+                    },
+                    Call {
+                        function: Function::Max,
+                        arg: 0,
+                    },
+                ]);
+                general.update(&g.keys, cols).unwrap();
+                for row in 0..out[0].len() {
+                    let key = Scalar::from_array(&out[0], row).unwrap();
+                    let expected = general.results(&key).unwrap().expect("key seen");
+                    let got = vec![
+                        Scalar::from_array(&out[1], row).unwrap(),
+                        Scalar::from_array(&out[2], row).unwrap(),
+                    ];
+                    assert_eq!(got, expected, "{ty} key {key:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn table_only_counts_the_bundle_keys() {
+        let stream = Stream::new(&[], FEW_KEYS, 1, 3);
+        let mut table = TableOnly::new(SqlType::BigInt).unwrap();
+        assert_eq!(table.bundle(&stream.groupings[0].keys).unwrap(), FEW_KEYS);
+        assert_eq!(table.bundle(&stream.groupings[0].keys).unwrap(), FEW_KEYS);
+    }
+
+    #[test]
+    fn every_admission_builds_for_its_bench_type() {
+        let mut built = 0;
+        for admission in registry::all() {
+            let arg = admission.type_row.map(|row| {
+                crate::data::type_for_row(row).unwrap_or_else(|| panic!("no type for {row}"))
+            });
+            let acc = admission.create(arg.as_ref());
+            assert!(acc.is_ok(), "{}: {:?}", admission.name, acc.err());
+            built += 1;
+        }
+        assert!(built > 20, "registry has {built} specializations");
     }
 }
