@@ -426,7 +426,7 @@ mod tests {
     #[test]
     fn grouping_ids_cover_the_keys_and_match_key_values() {
         let stream = grouping_stream(FEW_KEYS, 4, BATCH_ROWS, 9);
-        let mut seen = vec![false; FEW_KEYS];
+        let mut seen = [false; FEW_KEYS];
         for g in &stream {
             let keys = g.keys.as_any().downcast_ref::<Int64Array>().expect("i64");
             for (row, &id) in g.group_ids.iter().enumerate() {
