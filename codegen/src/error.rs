@@ -24,7 +24,8 @@ impl SpecError {
     }
 }
 
-/// Every problem found in a spec directory, in file then line order.
+/// Every problem found in a spec directory: types.toml first, then the
+/// family files in name order, each by line.
 #[derive(Debug, Clone, PartialEq, Eq, Default, thiserror::Error)]
 pub struct SpecErrors(pub Vec<SpecError>);
 

@@ -110,7 +110,14 @@ pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecS
         let source = Source::new(path, text);
         families.extend(parse_file::<RawEntry>(&source, text, "entry", &mut errors));
     }
-    let order: Vec<PathBuf> = sorted.iter().map(|(p, _)| p.clone()).collect();
+    // Errors are reported for types.toml first: entry errors may follow from
+    // a broken type row.
+    let order: Vec<PathBuf> = sorted
+        .iter()
+        .filter(|(p, _)| is_types(p))
+        .chain(sorted.iter().filter(|(p, _)| !is_types(p)))
+        .map(|(p, _)| p.clone())
+        .collect();
     crate::validate::validate(types, families, errors, &order)
 }
 
@@ -234,17 +241,17 @@ fn parse_file<T: for<'de> Deserialize<'de>>(
     errors: &mut Vec<SpecError>,
 ) -> Vec<RawItem<T>> {
     let (document, syntax_errors) = DeTable::parse_recoverable(text);
-    if !syntax_errors.is_empty() {
-        for error in syntax_errors {
-            let span = error.span().unwrap_or(0..0);
-            errors.push(SpecError::new(
-                source.location(&span),
-                format!(
-                    "TOML syntax error: {}; fix the syntax",
-                    error.message().trim_end()
-                ),
-            ));
-        }
+    // Error recovery after the first syntax error mostly reports its echoes,
+    // so only the first one is shown.
+    if let Some(error) = syntax_errors.first() {
+        let span = error.span().unwrap_or(0..0);
+        errors.push(SpecError::new(
+            source.location(&span),
+            format!(
+                "TOML syntax error: {}; fix the syntax",
+                error.message().trim_end()
+            ),
+        ));
         return Vec::new();
     }
     let mut items = Vec::new();

@@ -1,7 +1,8 @@
 //! Validation: turns the raw tables read by [`crate::load`] into a
 //! [`SpecSet`], collecting every error with the line of the offending value.
 //!
-//! Rules for type rows live in [`types`], rules for entries in [`entries`];
+//! Rules for type rows live in the `types` submodule, rules for entries in
+//! `entries`;
 //! this module adds the cross-entry rule (no specialization declared twice)
 //! and orders the errors.
 

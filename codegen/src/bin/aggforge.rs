@@ -16,7 +16,7 @@ use aggforge_codegen::{load_dir, SpecErrors};
 
 /// Code-generating aggregate compiler: spec validation and coverage.
 #[derive(Debug, Parser)]
-#[command(name = "aggforge", version, about, long_about = None)]
+#[command(name = "aggforge", version)]
 struct Cli {
     /// Spec directory [default: the nearest `specs` directory holding
     /// types.toml at or above the current directory, else the workspace's]
@@ -34,6 +34,19 @@ enum Command {
     Check,
     /// Print the coverage matrix: function x type x phase x input x DISTINCT.
     List(ListArgs),
+    /// Print the generated Rust of one specialization, e.g.
+    /// `aggforge expand MIN INT single` or `aggforge expand COUNT_STAR local`.
+    Expand(ExpandArgs),
+}
+
+/// Arguments of `aggforge expand`.
+#[derive(Debug, Args)]
+struct ExpandArgs {
+    /// FUNCTION [TYPE] [PHASE]: a function (MIN, COUNT_STAR, ...), its type
+    /// row from types.toml (none for COUNT_STAR), and a phase (single,
+    /// local, global; default single).
+    #[arg(value_name = "FUNCTION [TYPE] [PHASE]", num_args = 1..=3, required = true)]
+    words: Vec<String>,
 }
 
 /// Filters of `aggforge list`.
@@ -59,6 +72,7 @@ fn main() -> ExitCode {
     match &cli.command {
         Command::Check => check(&dir),
         Command::List(args) => list(&dir, args),
+        Command::Expand(args) => expand(&dir, args),
     }
 }
 
@@ -130,6 +144,46 @@ fn build_filter(specs: &SpecSet, args: &ListArgs) -> Result<Filter, String> {
         })?);
     }
     Ok(filter)
+}
+
+/// `aggforge expand`: unknown names are errors listing the known ones (exit 1).
+fn expand(dir: &Path, args: &ExpandArgs) -> ExitCode {
+    let specs = match load_dir(dir) {
+        Ok(specs) => specs,
+        Err(errors) => return report(&errors),
+    };
+    let words = &args.words;
+    let function = words[0].as_str();
+    let (ty, phase) = match &words[1..] {
+        [] => (None, None),
+        [one] if Phase::parse(one).is_some() => (None, Some(one.as_str())),
+        [one] => (Some(one.as_str()), None),
+        [ty, phase] => (Some(ty.as_str()), Some(phase.as_str())),
+        _ => (None, None),
+    };
+    let phase = match phase {
+        None => Phase::Single,
+        Some(text) => match Phase::parse(text) {
+            Some(phase) => phase,
+            None => {
+                eprintln!(
+                    "error: {}",
+                    unknown_name("phase", text, Phase::ALL.iter().map(|p| p.as_str()))
+                );
+                return ExitCode::from(1);
+            }
+        },
+    };
+    match aggforge_codegen::emit_rust::expand(&specs, function, ty, phase) {
+        Ok(code) => {
+            print!("{code}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Prints spec errors to stderr; exit code 1.

@@ -21,6 +21,7 @@ pub(crate) fn specialization(
     let entry = spec.entry;
     let at = &entry.location;
     let doc = doc_text(spec);
+    let doc = doc.lines().map(|line| quote!(#[doc = #line]));
     let body = match entry.state {
         StateTemplate::RunningExtreme | StateTemplate::Sum | StateTemplate::Sum0 => {
             slot_template(specs, spec, &ident)?
@@ -47,7 +48,7 @@ pub(crate) fn specialization(
     let datafusion = datafusion_impl(&ident);
     let _ = at;
     Ok(quote! {
-        #[doc = #doc]
+        #(#doc)*
         #[derive(Debug)]
         pub struct #ident {
             /// The argument's SQL type, as the plan gave it.

@@ -566,23 +566,16 @@ fn check_params(
     match (&overflow, wants_overflow) {
         (Some(text), true) => match parse_overflow(&text.value) {
             Some(value) => {
-                for (row, _) in rows {
-                    if let Some(needed) = overflow_for(row.numeric) {
-                        if needed != value {
-                            cx.error(
-                                &text.at,
-                                format!(
-                                    "overflow = \"{}\" does not fit type {} ({}), which needs overflow = \"{}\" \
-                                     (wrap for integer, ieee for float, null for decimal); split the entry by \
-                                     numeric class",
-                                    text.value,
-                                    row.name,
-                                    numeric_text(row.numeric),
-                                    overflow_text(needed)
-                                ),
-                            );
-                        }
-                    }
+                let misfits = misfits(rows, value, overflow_for, overflow_text);
+                if !misfits.is_empty() {
+                    cx.error(
+                        &text.at,
+                        format!(
+                            "overflow = \"{}\" does not fit {misfits} (wrap is for integer, ieee for float, \
+                             null for decimal); split the entry by numeric class",
+                            text.value
+                        ),
+                    );
                 }
                 params.overflow = Some(value);
             }
@@ -610,23 +603,16 @@ fn check_params(
     match (&division, wants_division) {
         (Some(text), true) => match parse_division(&text.value) {
             Some(value) => {
-                for (row, _) in rows {
-                    if let Some(needed) = division_for(row.numeric) {
-                        if needed != value {
-                            cx.error(
-                                &text.at,
-                                format!(
-                                    "division = \"{}\" does not fit type {} ({}), which needs division = \"{}\" \
-                                     (truncate for integer, float for float, half_up for decimal); split the \
-                                     entry by numeric class",
-                                    text.value,
-                                    row.name,
-                                    numeric_text(row.numeric),
-                                    division_text(needed)
-                                ),
-                            );
-                        }
-                    }
+                let misfits = misfits(rows, value, division_for, division_text);
+                if !misfits.is_empty() {
+                    cx.error(
+                        &text.at,
+                        format!(
+                            "division = \"{}\" does not fit {misfits} (truncate is for integer, float for \
+                             float, half_up for decimal); split the entry by numeric class",
+                            text.value
+                        ),
+                    );
                 }
                 params.division = Some(value);
             }
@@ -650,6 +636,30 @@ fn check_params(
         (None, false) => {}
     }
     params
+}
+
+/// `type FLOAT (float, needs "ieee"), type DOUBLE (...)` for the rows whose
+/// numeric class needs another parameter value than `value`; empty if all fit.
+fn misfits<T: PartialEq + Copy>(
+    rows: &[(&TypeRow, &Location)],
+    value: T,
+    needed: fn(Numeric) -> Option<T>,
+    text: fn(T) -> &'static str,
+) -> String {
+    rows.iter()
+        .filter_map(|(row, _)| {
+            let needed = needed(row.numeric)?;
+            (needed != value).then(|| {
+                format!(
+                    "type {} ({}, needs \"{}\")",
+                    row.name,
+                    numeric_text(row.numeric),
+                    text(needed)
+                )
+            })
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn parse_overflow(text: &str) -> Option<Overflow> {

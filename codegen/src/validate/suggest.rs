@@ -1,37 +1,51 @@
 //! "Did you mean" suggestions for misspelt names.
 
 /// The candidate closest to `input` by case-insensitive edit distance, if
-/// it is close enough to be a plausible typo.
+/// it is close enough to be a plausible typo, else a candidate that the
+/// input truncates or extends (`INTEGR` -> `INT`).
 pub(crate) fn closest<'a>(
     input: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
     let input = input.to_ascii_lowercase();
     let limit = (input.chars().count() / 3).max(2);
-    candidates
+    let scored: Vec<(usize, &str)> = candidates
         .into_iter()
         .map(|c| (edit_distance(&input, &c.to_ascii_lowercase()), c))
+        .collect();
+    let near = scored
+        .iter()
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+        .map(|(_, c)| *c);
+    near.or_else(|| {
+        scored
+            .iter()
+            .filter(|(_, c)| {
+                let c = c.to_ascii_lowercase();
+                c.len().min(input.len()) >= 3 && (c.starts_with(&input) || input.starts_with(&c))
+            })
+            .min_by_key(|(d, _)| *d)
+            .map(|(_, c)| *c)
+    })
 }
 
-/// `unknown {what} `x`; did you mean `y`? (known: a, b, c)`, without the
-/// suggestion when nothing is close.
+/// `unknown {what} `x`; did you mean `y`? (known: a, b, c)`, or
+/// `unknown {what} `x` (known: a, b, c)` when nothing is close.
 pub fn unknown_name<'a>(
     what: &str,
     input: &str,
     candidates: impl IntoIterator<Item = &'a str> + Clone,
 ) -> String {
-    let known: Vec<&str> = candidates.clone().into_iter().collect();
-    let hint = match closest(input, candidates) {
-        Some(best) => format!("did you mean `{best}`? "),
-        None => String::new(),
-    };
-    format!(
-        "unknown {what} `{input}`; {hint}(known: {})",
-        known.join(", ")
-    )
+    let known = candidates
+        .clone()
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join(", ");
+    match closest(input, candidates) {
+        Some(best) => format!("unknown {what} `{input}`; did you mean `{best}`? (known: {known})"),
+        None => format!("unknown {what} `{input}` (known: {known})"),
+    }
 }
 
 /// Edit distance over chars counting insertions, deletions, substitutions
@@ -75,5 +89,10 @@ mod tests {
             Some("DECIMAL_18")
         );
         assert_eq!(closest("HYPERLOGLOG", ["MIN", "MAX"]), None);
+        assert_eq!(closest("INTEGR", ["TINYINT", "INT", "BIGINT"]), Some("INT"));
+        assert_eq!(
+            closest("TIMESTAMP", ["TIMESTAMP_3", "TIMESTAMP_9"]),
+            Some("TIMESTAMP_3")
+        );
     }
 }

@@ -185,12 +185,15 @@ impl TypeTable {
     }
 }
 
+/// A row's precision range as seen so far: (family, range (`None` = every
+/// precision), location of the range or name, row name).
+type RangeSeen = (String, Option<(i64, i64)>, Location, String);
+
 /// Checks every row; returns the table of rows.
 pub(crate) fn check_rows(items: &[RawItem<RawTypeRow>], errors: &mut Vec<SpecError>) -> TypeTable {
     let mut table = TypeTable::default();
     let mut first_by_name: HashMap<String, Location> = HashMap::new();
-    // (family, range, location of the range or name, row name) of rows so far.
-    let mut ranges: Vec<(String, (i64, i64), Location, String)> = Vec::new();
+    let mut ranges: Vec<RangeSeen> = Vec::new();
     if items.is_empty() {
         return table;
     }
@@ -334,30 +337,31 @@ pub(crate) fn check_rows(items: &[RawItem<RawTypeRow>], errors: &mut Vec<SpecErr
         // Precision.
         let precision = check_precision(item, family, arrow_row, &carrier, &access, errors);
         if let (Some(family), Ok(range)) = (family, &precision) {
-            let (span, at) = match &raw.precision {
-                Some(p) => (
-                    range.unwrap_or((0, MAX_PRECISION)),
-                    source.location(&p.span()),
-                ),
-                None => ((0, MAX_PRECISION), name.at.clone()),
+            // A row without a range covers every precision of its family.
+            let span = range.unwrap_or((0, MAX_PRECISION));
+            let at = match &raw.precision {
+                Some(p) => source.location(&p.span()),
+                None => name.at.clone(),
             };
-            let (span, at) = (span, at);
             for (other_family, other, other_at, other_name) in &ranges {
-                if other_family == family.0 && span.0 <= other.1 && other.0 <= span.1 {
+                let other_span = other.unwrap_or((0, MAX_PRECISION));
+                if other_family == family.0 && span.0 <= other_span.1 && other_span.0 <= span.1 {
                     errors.push(SpecError::new(
                         at.clone(),
                         format!(
-                            "precision {} of SQL {} overlaps row `{other_name}` ({other_at}) covering {}; \
-                             each {} precision must pick exactly one row, so make the ranges disjoint",
-                            range_text(range.map(|_| span)),
+                            "row `{}` covers {} of SQL {}, which overlaps row `{other_name}` ({other_at}) \
+                             covering {}; each {} precision must pick exactly one row, so make the ranges \
+                             disjoint",
+                            name.value,
+                            range_text(*range),
                             family.0,
-                            range_text(Some(*other)),
+                            range_text(*other),
                             family.0
                         ),
                     ));
                 }
             }
-            ranges.push((family.0.to_string(), span, at, name.value.clone()));
+            ranges.push((family.0.to_string(), *range, at, name.value.clone()));
         }
 
         if errors.len() > before {
@@ -391,8 +395,8 @@ pub(crate) fn check_rows(items: &[RawItem<RawTypeRow>], errors: &mut Vec<SpecErr
 
 fn range_text(range: Option<(i64, i64)>) -> String {
     match range {
-        Some((lo, hi)) => format!("[{lo}, {hi}]"),
-        None => "(every precision)".to_string(),
+        Some((lo, hi)) => format!("precisions [{lo}, {hi}]"),
+        None => "every precision".to_string(),
     }
 }
 

@@ -148,13 +148,13 @@ impl Counts {
                 "{name}: mark_changed lengths differ"
             )));
         }
-        for i in 0..a.len() {
+        for (i, flag) in changed.iter_mut().enumerate().take(a.len()) {
             let differs = match (a.is_valid(i), b.is_valid(i)) {
                 (true, true) => a.value(i) != b.value(i),
                 (false, false) => false,
                 _ => true,
             };
-            changed[i] |= differs;
+            *flag |= differs;
         }
         Ok(())
     }

@@ -1,0 +1,198 @@
+//! Runs the built `aggforge` binary.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn aggforge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aggforge"))
+        .args(args)
+        .output()
+        .expect("aggforge runs")
+}
+
+fn specs_dir() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../specs")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn bad_dir() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/bad_specs")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn check_ok() {
+    let out = aggforge(&["check", "--specs", &specs_dir()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "ok: 15 type rows, 12 entries, 70 specializations"
+    );
+}
+
+#[test]
+fn check_finds_the_workspace_specs_by_default() {
+    let out = Command::new(env!("CARGO_BIN_EXE_aggforge"))
+        .arg("check")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("ok: 15 type rows"));
+}
+
+#[test]
+fn check_fails_on_bad_specs() {
+    let out = aggforge(&["--specs", &bad_dir(), "check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert!(
+        lines[0].ends_with("bad_specs/extreme.toml:9: unknown type row `DUBLE`; did you mean `DOUBLE`? (known: INT, DOUBLE)"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1]
+            .contains("bad_specs/extreme.toml:22: overflow = \"wrap\" does not fit type DOUBLE"),
+        "{stderr}"
+    );
+    assert_eq!(lines[2], "2 errors in the specs");
+}
+
+#[test]
+fn list_with_filters() {
+    let out = aggforge(&[
+        "list",
+        "--specs",
+        &specs_dir(),
+        "--function",
+        "MIN",
+        "--type",
+        "INT",
+        "--phase",
+        "local",
+        "--input",
+        "insert_only",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{stdout}");
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["FUNCTION", "TYPE", "PHASE", "INPUT", "DISTINCT", "STATUS", "ENTRY"]
+    );
+    assert!(
+        lines[1].starts_with("MIN       INT   local  insert_only  no        specialized      "),
+        "{stdout}"
+    );
+    assert!(lines[1].ends_with("extreme.toml:21"), "{stdout}");
+    assert!(
+        lines[2].contains("yes       not specialized  no entry"),
+        "{stdout}"
+    );
+    assert_eq!(lines[3], "1 of 2 combinations specialized");
+    // Columns line up: STATUS starts at the same offset in every row.
+    let column = lines[0].find("STATUS").unwrap();
+    assert_eq!(&lines[1][column..column + 11], "specialized");
+    assert_eq!(&lines[2][column..column + 15], "not specialized");
+}
+
+#[test]
+fn list_count_star_and_whole_matrix() {
+    let out = aggforge(&[
+        "list",
+        "--specs",
+        &specs_dir(),
+        "--type",
+        "*",
+        "--input",
+        "insert_only",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .skip(1)
+            .all(|l| l.starts_with("COUNT_STAR") || l.contains("combinations")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("3 of 6 combinations specialized\n"),
+        "{stdout}"
+    );
+
+    let out = aggforge(&["list", "--specs", &specs_dir()]);
+    let stdout = text(&out.stdout);
+    // 6 functions x 15 types + COUNT_STAR, x 3 phases x 2 inputs x 2 DISTINCT.
+    assert!(
+        stdout.ends_with("210 of 1092 combinations specialized\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn unknown_filter_names_are_usage_errors() {
+    for (flag, value, phrase) in [
+        (
+            "--function",
+            "MEDIAN",
+            "unknown function `MEDIAN` (known: MIN, MAX, COUNT_STAR, COUNT, SUM, SUM0, AVG)",
+        ),
+        ("--type", "INTEGER", "unknown type `INTEGER`"),
+        (
+            "--phase",
+            "globl",
+            "unknown phase `globl`; did you mean `global`? (known: single, local, global)",
+        ),
+        (
+            "--input",
+            "upsert",
+            "unknown input mode `upsert` (known: insert_only, retracting)",
+        ),
+    ] {
+        let out = aggforge(&["list", "--specs", &specs_dir(), flag, value]);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        assert!(text(&out.stderr).contains(phrase), "{}", text(&out.stderr));
+        assert!(out.stdout.is_empty());
+    }
+    let out = aggforge(&["list", "--specs", &specs_dir(), "--type", "INTEGER"]);
+    assert!(
+        text(&out.stderr).contains("VARCHAR"),
+        "lists the known type rows"
+    );
+}
+
+#[test]
+fn list_on_bad_specs_reports_spec_errors() {
+    let out = aggforge(&["list", "--specs", &bad_dir()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("extreme.toml:9:"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_works() {
+    assert_eq!(aggforge(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(
+        aggforge(&["list", "--colour", "red"]).status.code(),
+        Some(2)
+    );
+    for args in [&["--help"][..], &["check", "--help"], &["list", "--help"]] {
+        let out = aggforge(args);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(text(&out.stdout).contains("Usage: aggforge"), "{args:?}");
+    }
+    assert!(text(&aggforge(&["list", "--help"]).stdout).contains("--function <F>"));
+}

@@ -1,0 +1,70 @@
+//! The coverage matrix over the real specs and small in-memory ones.
+
+mod common;
+
+use std::path::PathBuf;
+
+use aggforge_codegen::coverage::{coverage, render_table, Filter, Status};
+use aggforge_codegen::model::{Function, InputMode, Phase};
+use aggforge_codegen::{load_dir, load_str};
+use common::*;
+
+#[test]
+fn real_matrix() {
+    let specs = load_dir(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")).unwrap();
+    let rows = coverage(&specs);
+    assert_eq!(rows.len(), (6 * 15 + 1) * 3 * 2 * 2);
+    // 70 specializations, each in 3 phases.
+    assert_eq!(
+        rows.iter().filter(|r| r.status.is_specialized()).count(),
+        210
+    );
+    let avg_int_global = rows
+        .iter()
+        .find(|r| {
+            r.function == Function::Avg
+                && r.type_name() == "INT"
+                && r.phase == Phase::Global
+                && r.input == InputMode::InsertOnly
+                && !r.distinct
+        })
+        .unwrap();
+    match &avg_int_global.status {
+        Status::Specialized(at) => {
+            assert!(at.file.ends_with("avg.toml"));
+            assert_eq!(at.line, 9);
+        }
+        other => panic!("{other}"),
+    }
+    assert!(rows
+        .iter()
+        .filter(|r| r.input == InputMode::Retracting || r.distinct)
+        .all(|r| r.status == Status::NoEntry));
+    assert!(!rows.iter().any(|r| r.function == Function::Sum
+        && r.type_name() == "DATE"
+        && r.status.is_specialized()));
+}
+
+#[test]
+fn phase_not_listed_names_the_entry() {
+    let text = with_line(EXTREME, 6, "phases = [\"single\"]");
+    let specs = load_str(&[("specs/types.toml", TYPES), ("specs/extreme.toml", &text)]).unwrap();
+    let filter = Filter {
+        function: Some(Function::Max),
+        ty: Some("DOUBLE".into()),
+        phase: Some(Phase::Local),
+        input: Some(InputMode::InsertOnly),
+    };
+    let rows: Vec<_> = coverage(&specs)
+        .into_iter()
+        .filter(|r| filter.matches(r))
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        rows[0].status.to_string(),
+        "not specialized: phase not listed in specs/extreme.toml:1"
+    );
+    assert_eq!(rows[1].status, Status::NoEntry);
+    let table = render_table(&rows);
+    assert!(table.contains("MAX       DOUBLE  local  insert_only  no        not specialized  phase not listed in specs/extreme.toml:1"), "{table}");
+}
