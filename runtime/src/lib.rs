@@ -12,3 +12,4 @@ pub mod registry;
 pub mod types;
 pub mod group_table;
 pub mod plan;
+pub mod operator;

@@ -34,6 +34,8 @@ use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AggError, Result};
+use crate::group_table::{GroupTable, TablePath};
+pub use crate::registry::NotAdmitted;
 use crate::types::{InputMode, Phase, SqlType};
 
 /// The plan wire-format version this runtime writes and reads.
@@ -262,6 +264,70 @@ impl fmt::Display for AggPlan {
     }
 }
 
+/// What an admitted plan runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admitted {
+    /// The specialization of each call, e.g. `MIN<INT>/insert_only`.
+    pub specializations: Vec<String>,
+    /// The group-table path for the keys.
+    pub table: TablePath,
+}
+
+fn refuse(reason: impl Into<String>) -> NotAdmitted {
+    NotAdmitted {
+        reason: reason.into(),
+    }
+}
+
+/// Decides whether the runtime runs `plan`: every call must have a
+/// specialization, else the whole plan stays on Flink with the reason.
+pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
+    plan.validate().map_err(|e| refuse(e.to_string()))?;
+    if plan.input == InputMode::Retracting {
+        return Err(refuse(
+            "retracting input is not supported yet (needs retracting accumulators and \
+             Flink's COUNT(*) record counter)",
+        ));
+    }
+    if plan.phase != Phase::Single && plan.emission != Emission::MiniBatch {
+        return Err(refuse(format!(
+            "the {} phase exists only in mini-batch mode",
+            plan.phase.as_str()
+        )));
+    }
+    let mut specializations = Vec::with_capacity(plan.calls.len());
+    for (i, call) in plan.calls.iter().enumerate() {
+        if call.distinct {
+            return Err(refuse(format!(
+                "call {i} ({}): DISTINCT aggregates are not supported yet",
+                call.function
+            )));
+        }
+        if call.filter.is_some() {
+            return Err(refuse(format!(
+                "call {i} ({}): FILTER (WHERE ...) is not supported yet",
+                call.function
+            )));
+        }
+        let admission = crate::registry::lookup(
+            &call.function,
+            call.arg_types.first(),
+            plan.phase,
+            plan.input,
+            call.distinct,
+        )
+        .map_err(|e| refuse(format!("call {i} ({}): {}", call.function, e.reason)))?;
+        specializations.push(admission.name.to_string());
+    }
+    let table = GroupTable::new(&plan.key_types)
+        .map_err(|e| refuse(format!("grouping keys: {e}")))?
+        .path();
+    Ok(Admitted {
+        specializations,
+        table,
+    })
+}
+
 /// The Arrow type of a column holding values of `sql` (types.toml's
 /// `arrow` field).
 pub fn arrow_type(sql: &SqlType) -> DataType {
@@ -313,6 +379,32 @@ mod tests {
             memory_budget_bytes: 1 << 20,
             max_parallelism: 128,
         }
+    }
+
+    #[test]
+    fn admits_or_says_why() {
+        let plan = sample();
+        let admitted = admit(&plan).unwrap();
+        assert_eq!(admitted.specializations.len(), 1);
+        assert!(admitted.specializations[0].starts_with("SUM"), "{admitted:?}");
+        assert_eq!(admitted.table, TablePath::String);
+
+        let mut distinct = sample();
+        distinct.calls[0].distinct = true;
+        assert!(admit(&distinct).unwrap_err().reason.contains("DISTINCT"));
+        let mut filtered = sample();
+        filtered.calls[0].filter = Some(2);
+        assert!(admit(&filtered).unwrap_err().reason.contains("FILTER"));
+        let mut retracting = sample();
+        retracting.input = InputMode::Retracting;
+        assert!(admit(&retracting).unwrap_err().reason.contains("retracting"));
+        let mut unknown = sample();
+        unknown.calls[0].function = "LISTAGG".into();
+        let reason = admit(&unknown).unwrap_err().reason;
+        assert!(reason.contains("LISTAGG"), "{reason}");
+        let mut sum_date = sample();
+        sum_date.calls[0].arg_types = vec![SqlType::Date];
+        assert!(admit(&sum_date).is_err());
     }
 
     #[test]
