@@ -1,7 +1,8 @@
 //! The headline figures: MIN+MAX over INT, DATE, TIME(3) and BOOLEAN at
 //! 4096-row bundles over 64 BIGINT keys, 1/8 NULL:
 //! (a) aggforge's accumulators given group ids, (b) the whole local-phase
-//! bundle update (group table, then MIN and MAX), (c) the general boxed
+//! bundle update (group table, then MIN and MAX; with and without the
+//! emission of partials; and the runtime's local operator), (c) the general boxed
 //! path, (d) DataFusion's own accumulators (feature `datafusion-compare`);
 //! then SUM, COUNT and AVG over BIGINT and DECIMAL(20, 3).
 //!
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use aggforge_benches::data::{Stream, BATCH_ROWS, FEW_KEYS};
 use aggforge_benches::general::{Call, Function, GeneralAggregator, GeneralByGroupId};
-use aggforge_benches::ours::{self, LocalPhase, TableOnly};
+use aggforge_benches::ours::{self, LocalOperator, LocalPhase, TableOnly};
 use aggforge_runtime::types::{Phase, SqlType};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 
@@ -84,6 +85,23 @@ fn minmax(c: &mut Criterion) {
             b.iter(cycle(|i| {
                 local.bundle(&g[i].keys, &cols[i]).expect("bundle");
                 black_box(local.partials().expect("partials"));
+            }))
+        });
+
+        // The runtime's local-phase operator: process + flush per bundle
+        // (input checks, table, MIN, MAX, memory accounting, emission).
+        let mut operator =
+            LocalOperator::new(SqlType::BigInt, &[("MIN", ty), ("MAX", ty)]).expect("operator");
+        let batches: Vec<_> = (0..BUNDLES)
+            .map(|i| {
+                operator
+                    .batch(&g[i].keys, &[cols[i][0].clone(), cols[i][0].clone()])
+                    .expect("batch")
+            })
+            .collect();
+        group.bench_function(format!("ours_local_operator/{label}"), |b| {
+            b.iter(cycle(|i| {
+                black_box(operator.bundle(&batches[i]).expect("operator bundle"));
             }))
         });
 

@@ -5,9 +5,15 @@
 use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
 use aggforge_runtime::error::{AggError, Result};
 use aggforge_runtime::group_table::GroupTable;
+use aggforge_runtime::operator::GroupAggOperator;
+use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::registry;
 use aggforge_runtime::types::{InputMode, Phase, SqlType};
-use arrow_array::ArrayRef;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Field, Schema, SchemaRef};
+use std::sync::Arc;
+
+use crate::data::arrow_type;
 
 /// The registry's insert-only, non-DISTINCT accumulator for `function`
 /// over `arg` in `phase`.
@@ -102,6 +108,68 @@ impl LocalPhase {
     }
 }
 
+/// The runtime's own local-phase operator (Flink's
+/// MiniBatchLocalGroupAggFunction): one BIGINT key in column 0, calls over
+/// the following columns; one bundle is `process` then `flush` (which
+/// emits keys, partials and row kinds).
+#[derive(Debug)]
+pub struct LocalOperator {
+    operator: GroupAggOperator,
+    schema: SchemaRef,
+}
+
+impl LocalOperator {
+    /// An operator grouping by a `key_type` column 0; each call is a
+    /// function and its argument type, reading column `1 + call index`.
+    pub fn new(key_type: SqlType, calls: &[(&str, SqlType)]) -> Result<LocalOperator> {
+        let mut fields = vec![Field::new("k", arrow_type(&key_type), false)];
+        let calls = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (function, arg))| {
+                fields.push(Field::new(format!("a{i}"), arrow_type(arg), true));
+                AggCall {
+                    function: function.to_string(),
+                    args: vec![i + 1],
+                    arg_types: vec![*arg],
+                    distinct: false,
+                    filter: None,
+                }
+            })
+            .collect();
+        let operator = GroupAggOperator::new(AggPlan {
+            key_columns: vec![0],
+            key_types: vec![key_type],
+            calls,
+            phase: Phase::Local,
+            input: InputMode::InsertOnly,
+            emission: Emission::MiniBatch,
+            generate_update_before: true,
+            state_ttl_ms: 0,
+            memory_budget_bytes: 1 << 30,
+            max_parallelism: 128,
+        })?;
+        Ok(LocalOperator {
+            operator,
+            schema: Arc::new(Schema::new(fields)),
+        })
+    }
+
+    /// The input batch of one bundle: the key column, then one argument
+    /// column per call.
+    pub fn batch(&self, keys: &ArrayRef, args: &[ArrayRef]) -> Result<RecordBatch> {
+        let mut columns = vec![keys.clone()];
+        columns.extend(args.iter().cloned());
+        RecordBatch::try_new(self.schema.clone(), columns).map_err(AggError::from)
+    }
+
+    /// One bundle: process the batch, then flush; returns the emitted rows.
+    pub fn bundle(&mut self, batch: &RecordBatch) -> Result<usize> {
+        self.operator.process(batch)?;
+        Ok(self.operator.flush()?.map_or(0, |out| out.num_rows()))
+    }
+}
+
 /// The group table alone, as the local phase drives it per bundle.
 #[derive(Debug)]
 pub struct TableOnly {
@@ -170,6 +238,19 @@ mod tests {
                     assert_eq!(got, expected, "{ty} key {key:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn local_operator_emits_one_row_per_key() {
+        let ty = SqlType::Date;
+        let stream = Stream::new(&[ty], FEW_KEYS, 2, 4);
+        let mut op = LocalOperator::new(SqlType::BigInt, &[("MIN", ty), ("MAX", ty)]).unwrap();
+        for (g, cols) in stream.groupings.iter().zip(&stream.columns) {
+            let batch = op
+                .batch(&g.keys, &[cols[0].clone(), cols[0].clone()])
+                .unwrap();
+            assert_eq!(op.bundle(&batch).unwrap(), FEW_KEYS);
         }
     }
 

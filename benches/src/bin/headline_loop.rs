@@ -4,15 +4,16 @@
 //!
 //! Usage: `headline_loop [TYPE] [BUNDLES] [PATH]` where TYPE is INT, DATE,
 //! TIME or BOOLEAN (default INT), BUNDLES defaults to 200000 and PATH is
-//! `local` (table + MIN + MAX, default), `ids` (MIN + MAX given ids) or
-//! `table` (group table alone).
+//! `local` (table + MIN + MAX, default), `ids` (MIN + MAX given ids),
+//! `table` (group table alone) or `operator` (the runtime's local
+//! operator, process + flush).
 
 use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use aggforge_benches::data::{Stream, BATCH_ROWS, FEW_KEYS};
-use aggforge_benches::ours::{self, LocalPhase, TableOnly};
+use aggforge_benches::ours::{self, LocalOperator, LocalPhase, TableOnly};
 use aggforge_runtime::error::Result;
 use aggforge_runtime::types::{Phase, SqlType};
 
@@ -30,6 +31,15 @@ fn run(ty: SqlType, bundles: usize, path: &str) -> Result<()> {
                 let i = n % BUNDLES;
                 ours::update(min.as_mut(), &cols[i], &g[i].group_ids, FEW_KEYS)?;
                 ours::update(max.as_mut(), &cols[i], &g[i].group_ids, FEW_KEYS)?;
+            }
+        }
+        "operator" => {
+            let mut op = LocalOperator::new(SqlType::BigInt, &[("MIN", ty), ("MAX", ty)])?;
+            let batches = (0..BUNDLES)
+                .map(|i| op.batch(&g[i].keys, &[cols[i][0].clone(), cols[i][0].clone()]))
+                .collect::<Result<Vec<_>>>()?;
+            for n in 0..bundles {
+                black_box(op.bundle(&batches[n % BUNDLES])?);
             }
         }
         "table" => {
