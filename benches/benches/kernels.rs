@@ -213,6 +213,17 @@ fn datafusion_side<M: criterion::measurement::Measurement>(
     let Some(ty) = arg else { return };
     match df::groups_accumulator(function, &arrow_type(&ty)) {
         Ok((mut acc, native)) => {
+            let coerced: Vec<Vec<ArrayRef>> = match inputs
+                .iter()
+                .map(|b| df::coerce(function, &b.columns))
+                .collect()
+            {
+                Ok(c) => c,
+                Err(e) => {
+                    skipped.push(format!("{} datafusion: {e}", admission.name));
+                    return;
+                }
+            };
             let how = if native {
                 "datafusion"
             } else {
@@ -222,7 +233,7 @@ fn datafusion_side<M: criterion::measurement::Measurement>(
                 let mut next = 0;
                 b.iter(|| {
                     let input = &inputs[next];
-                    df::update(acc.as_mut(), &input.columns, &input.group_indices, num_keys)
+                    df::update(acc.as_mut(), &coerced[next], &input.group_indices, num_keys)
                         .expect("datafusion update");
                     next = (next + 1) % inputs.len();
                 })
