@@ -72,7 +72,32 @@ def kernels(rows):
         print("| `%s` | %s | %s | %s |" % (spec, op, cells[0], cells[1]))
 
 
+def compact(rows):
+    # One row per specialization: median ns/row (M rows/s) per op and keys.
+    table = {}
+    for name, ns in rows.items():
+        parts = name.split("/")
+        if len(parts) < 5 or parts[-1] not in ("64keys", "1Mkeys"):
+            continue
+        spec = "/".join(parts[1:-2])
+        op = parts[-2].replace("datafusion_adapter", "datafusion")
+        table.setdefault(spec, {})[(op, parts[-1])] = ns
+    cols = [(op, k) for op in ("update", "merge", "datafusion") for k in ("64keys", "1Mkeys")]
+    print("| specialization | " + " | ".join("%s %s" % (op, k.replace("keys", "")) for op, k in cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for spec in sorted(table):
+        cells = []
+        for c in cols:
+            ns = table[spec].get(c)
+            cells.append("-" if ns is None else "%.2f (%.0f)" % (ns[1], 1e3 / ns[1]))
+        print("| `%s` | %s |" % (spec, " | ".join(cells)))
+
+
 def main(argv):
+    if argv and argv[0] == "--compact":
+        root = argv[1] if len(argv) > 1 else "/work/target/criterion"
+        compact(load(root))
+        return
     if argv and argv[0] == "--kernels":
         root = argv[1] if len(argv) > 1 else "/work/target/criterion"
         kernels(load(root))

@@ -64,11 +64,14 @@ impl CallShape {
 }
 
 /// The type DataFusion's planner casts an argument of `input` to before
-/// `function` sees it: AVG over integers runs on Float64 (DataFusion's
-/// type coercion); everything else keeps its type.
+/// `function` sees it (its type coercion): AVG over integers and FLOAT runs
+/// on Float64, SUM over narrower signed integers on Int64 and over FLOAT on
+/// Float64; everything else keeps its type.
 pub fn coerced_type(function: Function, input: &DataType) -> DataType {
     match (function, input) {
         (Function::Avg, t) if t.is_integer() => DataType::Float64,
+        (Function::Avg | Function::Sum, DataType::Float32) => DataType::Float64,
+        (Function::Sum, DataType::Int8 | DataType::Int16 | DataType::Int32) => DataType::Int64,
         _ => input.clone(),
     }
 }
@@ -153,6 +156,20 @@ mod tests {
                     let theirs = general.results(group as u32).unwrap().unwrap().remove(0);
                     assert_eq!(ours, theirs, "{ty} {function:?} group {group}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn coerced_inputs_build_for_every_numeric_type() {
+        for ty in crate::data::bench_types() {
+            let input = arrow_type(&ty);
+            if !(input.is_numeric()) {
+                continue;
+            }
+            for function in [Function::Sum, Function::Avg] {
+                let built = groups_accumulator(function, &input);
+                assert!(built.is_ok(), "{ty} {function:?}: {:?}", built.err());
             }
         }
     }
