@@ -1,1 +1,10 @@
-//! Shared data generators for the aggforge benches.
+//! Shared code of the aggforge benches: seeded data generators, the
+//! general (boxed scalar) baseline, and, behind the `datafusion-compare`
+//! feature, DataFusion's own group accumulators on the same data.
+
+pub mod data;
+pub mod general;
+pub mod ours;
+
+#[cfg(feature = "datafusion-compare")]
+pub mod datafusion_compare;
