@@ -10,3 +10,6 @@ pub mod generated;
 pub mod kernel;
 pub mod registry;
 pub mod types;
+pub mod group_table;
+pub mod plan;
+pub mod operator;

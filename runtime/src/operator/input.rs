@@ -1,0 +1,122 @@
+//! Reading an input batch against the plan: key columns, argument (or
+//! partial) columns and the optional `$row_kind` column, with every check
+//! done before any state changes.
+
+use arrow_array::{Array, ArrayRef, Int8Array, RecordBatch};
+use arrow_schema::DataType;
+
+use crate::error::{AggError, Result};
+use crate::types::{InputMode, RowKind, ROW_KIND_COLUMN};
+
+/// The columns of one input batch, checked against the plan.
+pub(crate) struct Input<'a> {
+    pub keys: Vec<ArrayRef>,
+    /// Argument columns (partial columns for the global phase) per call.
+    pub args: Vec<Vec<ArrayRef>>,
+    /// Row kinds, when the batch has a `$row_kind` column.
+    pub row_kinds: Option<&'a [i8]>,
+    pub num_rows: usize,
+}
+
+fn same_type(actual: &DataType, expected: &DataType) -> bool {
+    actual == expected || actual.equals_datatype(expected)
+}
+
+fn column(batch: &RecordBatch, index: usize, what: &str) -> Result<ArrayRef> {
+    if index >= batch.num_columns() {
+        return Err(AggError::Input(format!(
+            "{what} is column {index} but the batch has only {} columns",
+            batch.num_columns()
+        )));
+    }
+    Ok(batch.column(index).clone())
+}
+
+/// Checks `batch` and picks its columns. `arg_types[c]` are the Arrow
+/// types call `c`'s columns must have.
+pub(crate) fn read<'a>(
+    batch: &'a RecordBatch,
+    key_columns: &[usize],
+    key_types: &[DataType],
+    arg_columns: &[Vec<usize>],
+    arg_types: &[Vec<DataType>],
+    input: InputMode,
+) -> Result<Input<'a>> {
+    let mut keys = Vec::with_capacity(key_columns.len());
+    for (i, (&index, expected)) in key_columns.iter().zip(key_types).enumerate() {
+        let col = column(batch, index, &format!("key {i}"))?;
+        if !same_type(col.data_type(), expected) {
+            return Err(AggError::Input(format!(
+                "key {i} (column {index}) has type {}, the plan promised {expected}",
+                col.data_type()
+            )));
+        }
+        keys.push(col);
+    }
+    let mut args = Vec::with_capacity(arg_columns.len());
+    for (c, (indexes, types)) in arg_columns.iter().zip(arg_types).enumerate() {
+        if indexes.len() != types.len() {
+            return Err(AggError::Input(format!(
+                "call {c} needs {} input columns, the plan gives {}",
+                types.len(),
+                indexes.len()
+            )));
+        }
+        let mut cols = Vec::with_capacity(indexes.len());
+        for (&index, expected) in indexes.iter().zip(types) {
+            let col = column(batch, index, &format!("an input of call {c}"))?;
+            if !same_type(col.data_type(), expected) {
+                return Err(AggError::Input(format!(
+                    "call {c} reads column {index} of type {}, the plan promised {expected}",
+                    col.data_type()
+                )));
+            }
+            cols.push(col);
+        }
+        args.push(cols);
+    }
+    let row_kinds = match batch.schema().index_of(ROW_KIND_COLUMN) {
+        Err(_) => None,
+        Ok(index) => {
+            let kinds = batch
+                .column(index)
+                .as_any()
+                .downcast_ref::<Int8Array>()
+                .ok_or_else(|| {
+                    AggError::Input(format!(
+                        "{ROW_KIND_COLUMN} has type {}, expected Int8",
+                        batch.column(index).data_type()
+                    ))
+                })?;
+            if kinds.null_count() > 0 {
+                return Err(AggError::Input(format!(
+                    "{ROW_KIND_COLUMN} holds NULL; every row needs a row kind"
+                )));
+            }
+            let values: &'a [i8] = kinds.values();
+            if let Some(bad) = values.iter().find(|&&k| RowKind::from_i8(k).is_none()) {
+                return Err(AggError::Input(format!(
+                    "{ROW_KIND_COLUMN} holds {bad}; row kinds are 0 (+I), 1 (-U), 2 (+U), 3 (-D)"
+                )));
+            }
+            if input == InputMode::InsertOnly {
+                if let Some(&k) = values
+                    .iter()
+                    .find(|&&k| RowKind::from_i8(k).is_some_and(|k| !k.is_accumulate()))
+                {
+                    let kind = RowKind::from_i8(k).map(|k| k.short_string()).unwrap_or("?");
+                    return Err(AggError::Input(format!(
+                        "a {kind} row reached an insert-only aggregate"
+                    )));
+                }
+            }
+            Some(values)
+        }
+    };
+    Ok(Input {
+        keys,
+        args,
+        row_kinds,
+        num_rows: batch.num_rows(),
+    })
+}

@@ -1,0 +1,806 @@
+//! The group-aggregate operators: single phase (immediate or mini-batch),
+//! local and global, each producing exactly Flink's changelog.
+//!
+//! They reproduce Flink's GroupAggFunction (immediate), MiniBatchGroupAggFunction,
+//! MiniBatchLocalGroupAggFunction and MiniBatchGlobalGroupAggFunction with
+//! RecordCounter, over Arrow batches:
+//!
+//! - Input: the plan's key columns and argument columns by index, plus an
+//!   optional Int8 `$row_kind` column (none means insert-only). The global
+//!   phase reads key columns and partial columns.
+//! - Output: key columns, one column per call (its result, or for the
+//!   local phase its partial columns in Flink's accumulator layout), then
+//!   `$row_kind`.
+//! - [`GroupAggOperator::process`] returns the rows to emit now (immediate
+//!   mode) or buffers the batch into the open bundle (mini-batch, local,
+//!   global); [`GroupAggOperator::flush`] is Flink's `finishBundle`.
+//!
+//! Every public method either succeeds or leaves the operator's state as
+//! it was (bad input, memory budget, snapshot errors).
+
+mod bundle;
+mod changelog;
+mod input;
+mod wiring;
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_select::concat::concat;
+use arrow_select::take::take;
+
+use crate::accumulator::{BatchUpdate, GroupAccumulator};
+use crate::error::{AggError, Result};
+use crate::group_table::GroupTable;
+use crate::plan::{admit, arrow_type, AggPlan, Emission};
+use crate::types::{Phase, RowKind, ROW_KIND_COLUMN};
+
+use bundle::{Bundle, NONE};
+use changelog::{Changelog, AFTER, BEFORE};
+pub use wiring::MemoryBudget;
+use wiring::{decode_key_group, encode_key_group, key_group_for_hash, JavaHashMapOrder};
+
+/// One group-aggregate operator instance (one Flink subtask).
+#[derive(Debug)]
+pub struct GroupAggOperator {
+    plan: AggPlan,
+    specializations: Vec<String>,
+    table: GroupTable,
+    /// State accumulators (single, global) or bundle accumulators (local).
+    accs: Vec<Box<dyn GroupAccumulator>>,
+    /// Global phase: per-bundle accumulators indexed by bundle slot.
+    bundle_accs: Vec<Box<dyn GroupAccumulator>>,
+    /// By group id: whether the group has state (Flink's accState != null).
+    live: Vec<bool>,
+    bundle: Bundle,
+    order: JavaHashMapOrder,
+    budget: MemoryBudget,
+    key_arrow: Vec<DataType>,
+    input_arrow: Vec<Vec<DataType>>,
+    schema: SchemaRef,
+    state_schema: SchemaRef,
+    ids: Vec<u32>,
+    /// By group id, scratch for immediate mode: the last row of the group
+    /// in the current batch.
+    last_row: Vec<u32>,
+}
+
+fn create_accumulators(plan: &AggPlan) -> Result<Vec<Box<dyn GroupAccumulator>>> {
+    plan.calls
+        .iter()
+        .map(|call| {
+            let admission = crate::registry::lookup(
+                &call.function,
+                call.arg_types.first(),
+                plan.phase,
+                plan.input,
+                call.distinct,
+            )
+            .map_err(|e| AggError::Plan(e.reason))?;
+            admission.create(call.arg_types.first())
+        })
+        .collect()
+}
+
+/// Whether an Arrow type's values live on the heap (state can grow with
+/// their bytes).
+fn is_var_len(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
+    )
+}
+
+impl GroupAggOperator {
+    /// An operator for an admitted plan, with an empty state.
+    pub fn new(plan: AggPlan) -> Result<Self> {
+        plan.validate()?;
+        let admitted = admit(&plan).map_err(|e| AggError::Plan(e.reason))?;
+        let accs = create_accumulators(&plan)?;
+        let bundle_accs = if plan.phase == Phase::Global {
+            create_accumulators(&plan)?
+        } else {
+            Vec::new()
+        };
+        let key_arrow: Vec<DataType> = plan.key_types.iter().map(arrow_type).collect();
+        let input_arrow: Vec<Vec<DataType>> = match plan.phase {
+            Phase::Global => accs.iter().map(|a| a.partial_types()).collect(),
+            _ => plan
+                .calls
+                .iter()
+                .map(|c| c.arg_types.iter().map(arrow_type).collect())
+                .collect(),
+        };
+        for (i, (call, types)) in plan.calls.iter().zip(&input_arrow).enumerate() {
+            if call.args.len() != types.len() {
+                return Err(AggError::Plan(format!(
+                    "call {i} ({}) lists {} input columns but needs {}",
+                    call.function,
+                    call.args.len(),
+                    types.len()
+                )));
+            }
+        }
+        let mut fields: Vec<Field> = key_arrow
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Field::new(format!("key{i}"), t.clone(), true))
+            .collect();
+        let mut state_fields = fields.clone();
+        for (c, acc) in accs.iter().enumerate() {
+            if plan.phase == Phase::Local {
+                for (j, t) in acc.partial_types().into_iter().enumerate() {
+                    fields.push(Field::new(format!("agg{c}_{j}"), t, true));
+                }
+            } else {
+                fields.push(Field::new(format!("agg{c}"), acc.result_type(), true));
+            }
+            for (j, t) in acc.state_types().into_iter().enumerate() {
+                state_fields.push(Field::new(format!("state{c}_{j}"), t, true));
+            }
+        }
+        fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
+        let calls = plan.calls.len();
+        Ok(GroupAggOperator {
+            table: GroupTable::new(&plan.key_types)?,
+            budget: MemoryBudget::new(plan.memory_budget_bytes),
+            specializations: admitted.specializations,
+            accs,
+            bundle_accs,
+            live: Vec::new(),
+            bundle: Bundle::new(calls),
+            order: JavaHashMapOrder::default(),
+            key_arrow,
+            input_arrow,
+            schema: Arc::new(Schema::new(fields)),
+            state_schema: Arc::new(Schema::new(state_fields)),
+            ids: Vec::new(),
+            last_row: Vec::new(),
+            plan,
+        })
+    }
+
+    /// The plan the operator runs.
+    pub fn plan(&self) -> &AggPlan {
+        &self.plan
+    }
+
+    /// The specialization chosen for each call.
+    pub fn specializations(&self) -> &[String] {
+        &self.specializations
+    }
+
+    /// Schema of the batches [`process`](Self::process) and
+    /// [`flush`](Self::flush) return.
+    pub fn output_schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Number of groups with state (single, global) or in the open bundle
+    /// (local).
+    pub fn num_groups(&self) -> usize {
+        self.live.iter().filter(|&&l| l).count()
+    }
+
+    /// Bytes of state and bundle held now, measured.
+    pub fn memory_used(&self) -> usize {
+        self.measure()
+    }
+
+    fn measure(&self) -> usize {
+        self.table.memory_bytes()
+            + self.accs.iter().map(|a| a.memory_bytes()).sum::<usize>()
+            + self.bundle_accs.iter().map(|a| a.memory_bytes()).sum::<usize>()
+            + self.live.capacity()
+            + self.last_row.capacity() * 4
+            + self.bundle.memory_bytes()
+    }
+
+    /// Reserves `bytes`; when the running account says no, re-measures
+    /// (the account over-estimates) and tries once more.
+    fn reserve(&mut self, bytes: usize) -> Result<()> {
+        if self.budget.try_reserve(bytes).is_ok() {
+            return Ok(());
+        }
+        let measured = self.measure();
+        self.budget.set_used(measured);
+        self.budget.try_reserve(bytes)
+    }
+
+    /// An upper bound of the bytes state grows by when `new_groups` groups
+    /// are added and `input` is folded in, beyond the table's own growth.
+    fn growth_bound(&self, new_groups: usize, new_slots: usize, input: &[Vec<ArrayRef>]) -> usize {
+        let per_group: usize = self.accs.iter().map(|a| a.bytes_per_group()).sum::<usize>() + 5;
+        let per_slot: usize = self
+            .bundle_accs
+            .iter()
+            .map(|a| a.bytes_per_group())
+            .sum::<usize>()
+            + 8;
+        let var_bytes: usize = input
+            .iter()
+            .flatten()
+            .filter(|c| is_var_len(c.data_type()))
+            .map(|c| c.get_buffer_memory_size())
+            .sum();
+        let factor = if self.bundle_accs.is_empty() { 1 } else { 2 };
+        new_groups * per_group + new_slots * per_slot + var_bytes * factor
+    }
+
+    /// Processes one input batch. Immediate mode returns the changelog
+    /// rows it causes; the bundled modes buffer and return `None`.
+    pub fn process(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+        let input = input::read(
+            batch,
+            &self.plan.key_columns,
+            &self.key_arrow,
+            &self
+                .plan
+                .calls
+                .iter()
+                .map(|c| c.args.clone())
+                .collect::<Vec<_>>(),
+            &self.input_arrow,
+            self.plan.input,
+        )?;
+        if input.num_rows == 0 {
+            return Ok(None);
+        }
+        match (self.plan.phase, self.plan.emission) {
+            (Phase::Single, Emission::Immediate) => self.process_immediate(&input).map(Some),
+            (Phase::Single, Emission::MiniBatch) => self.process_bundled(&input).map(|_| None),
+            (Phase::Local, _) => self.process_local(&input).map(|_| None),
+            (Phase::Global, _) => self.process_global(&input).map(|_| None),
+        }
+    }
+
+    /// Interns the batch's keys; on error the table is unchanged. Returns
+    /// the group count before.
+    fn intern(&mut self, input: &input::Input<'_>) -> Result<usize> {
+        let before = self.table.len();
+        let mut ids = std::mem::take(&mut self.ids);
+        let result = self.table.intern(&input.keys, input.num_rows, &mut ids);
+        self.ids = ids;
+        result.map(|_| before)
+    }
+
+    /// Reserves memory for the batch after interning, undoing the intern
+    /// when the budget says no.
+    fn reserve_after_intern(
+        &mut self,
+        groups_before: usize,
+        table_bytes_before: usize,
+        new_slots: usize,
+        extra: usize,
+        input: &input::Input<'_>,
+    ) -> Result<()> {
+        let new_groups = self.table.len() - groups_before;
+        let table_growth = self.table.memory_bytes().saturating_sub(table_bytes_before);
+        let bytes = table_growth + self.growth_bound(new_groups, new_slots, &input.args) + extra;
+        if let Err(e) = self.reserve(bytes) {
+            self.table.truncate(groups_before);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn grow_groups(&mut self) {
+        let n = self.table.len();
+        for acc in &mut self.accs {
+            acc.resize(n);
+        }
+        self.live.resize(n, false);
+        self.bundle.grow(n);
+    }
+
+    /// Single phase, immediate: Flink's GroupAggFunction per row.
+    fn process_immediate(&mut self, input: &input::Input<'_>) -> Result<RecordBatch> {
+        let table_bytes = self.table.memory_bytes();
+        let before = self.intern(input)?;
+        let rows = input.num_rows;
+        let n = self.table.len();
+        self.last_row.resize(n, NONE);
+        // Per row: where its previous result comes from. The first row of a
+        // group in this batch reads the pre-batch result (BEFORE source, by
+        // position in `first_live`), later rows the traced result of the
+        // group's previous row (AFTER source).
+        let mut prev_src: Vec<(usize, usize)> = Vec::with_capacity(rows);
+        let mut first_live: Vec<u32> = Vec::new();
+        let mut is_insert: Vec<bool> = Vec::with_capacity(rows);
+        for (row, &g) in self.ids.iter().enumerate() {
+            let gi = g as usize;
+            let last = self.last_row[gi];
+            if last == NONE {
+                let had_state = gi < before && self.live[gi];
+                if had_state {
+                    prev_src.push((BEFORE, first_live.len()));
+                    first_live.push(g);
+                } else {
+                    prev_src.push((BEFORE, 0));
+                }
+                is_insert.push(!had_state);
+            } else {
+                prev_src.push((AFTER, last as usize));
+                is_insert.push(false);
+            }
+            self.last_row[gi] = row as u32;
+        }
+        for &g in &self.ids {
+            self.last_row[g as usize] = NONE;
+        }
+        let prev = match self.evaluate_all(&first_live) {
+            Ok(prev) => prev,
+            Err(e) => {
+                self.table.truncate(before);
+                return Err(e);
+            }
+        };
+        let prev_bytes: usize = prev.iter().map(|a| a.get_array_memory_size()).sum();
+        self.reserve_after_intern(before, table_bytes, 0, prev_bytes, input)?;
+        self.grow_groups();
+
+        let mut changed = vec![false; rows];
+        let mut traced = Vec::with_capacity(self.accs.len());
+        for (acc, args) in self.accs.iter_mut().zip(&input.args) {
+            let update = BatchUpdate {
+                args,
+                group_ids: &self.ids,
+                filter: None,
+                row_kinds: input.row_kinds,
+            };
+            traced.push(acc.update_traced(&update, &mut changed)?);
+        }
+        for &g in &self.ids {
+            self.live[g as usize] = true;
+        }
+        self.budget.release(prev_bytes);
+
+        let emit_unchanged = self.plan.state_ttl_ms > 0;
+        let mut log = Changelog::default();
+        for row in 0..rows {
+            if is_insert[row] {
+                log.push(RowKind::Insert, row as u32, AFTER, row);
+            } else if changed[row] || emit_unchanged {
+                if self.plan.generate_update_before {
+                    let (src, idx) = prev_src[row];
+                    log.push(RowKind::UpdateBefore, row as u32, src, idx);
+                }
+                log.push(RowKind::UpdateAfter, row as u32, AFTER, row);
+            }
+        }
+        // A BEFORE source must exist even when no group had state.
+        let values: Vec<[ArrayRef; 2]> = prev
+            .into_iter()
+            .zip(traced)
+            .map(|(p, t)| {
+                let p = if p.is_empty() { t.slice(0, 0) } else { p };
+                [p, t]
+            })
+            .collect();
+        log.finish(&self.schema, &input.keys, &values)
+    }
+
+    fn evaluate_all(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        self.accs.iter().map(|a| a.evaluate(groups)).collect()
+    }
+
+    /// Adds this batch's newly touched groups to the bundle; returns them.
+    fn new_slots(&self) -> Vec<u32> {
+        let mut fresh = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for &g in &self.ids {
+            let gi = g as usize;
+            let untouched = gi >= self.bundle.slot_of.len() || self.bundle.slot_of[gi] == NONE;
+            if untouched && seen.insert(g) {
+                fresh.push(g);
+            }
+        }
+        fresh
+    }
+
+    /// Single phase, mini-batch: rows are applied to state now; the
+    /// result each group had before the bundle is kept for `flush`.
+    fn process_bundled(&mut self, input: &input::Input<'_>) -> Result<()> {
+        let table_bytes = self.table.memory_bytes();
+        let before = self.intern(input)?;
+        let fresh = self.new_slots();
+        let first_live: Vec<u32> = fresh
+            .iter()
+            .copied()
+            .filter(|&g| (g as usize) < before && self.live[g as usize])
+            .collect();
+        let prev = match self.evaluate_all(&first_live) {
+            Ok(prev) => prev,
+            Err(e) => {
+                self.table.truncate(before);
+                return Err(e);
+            }
+        };
+        let prev_bytes: usize = prev.iter().map(|a| a.get_array_memory_size()).sum();
+        self.reserve_after_intern(before, table_bytes, fresh.len(), prev_bytes, input)?;
+        self.grow_groups();
+        for &g in &fresh {
+            let gi = g as usize;
+            self.bundle.slot_of[gi] = self.bundle.touched.len() as u32;
+            self.bundle.touched.push(g);
+            let had_state = gi < before && self.live[gi];
+            if had_state {
+                self.bundle.prev_pos.push(self.bundle.prev_len as u32);
+                self.bundle.prev_len += 1;
+            } else {
+                self.bundle.prev_pos.push(NONE);
+            }
+        }
+        for (chunks, p) in self.bundle.prev.iter_mut().zip(prev) {
+            chunks.push(p);
+        }
+        for (acc, args) in self.accs.iter_mut().zip(&input.args) {
+            acc.update(&BatchUpdate {
+                args,
+                group_ids: &self.ids,
+                filter: None,
+                row_kinds: input.row_kinds,
+            })?;
+        }
+        for &g in &self.ids {
+            self.live[g as usize] = true;
+        }
+        Ok(())
+    }
+
+    /// Local phase: rows go into fresh per-bundle accumulators, indexed by
+    /// the bundle table's ids (first-touch order).
+    fn process_local(&mut self, input: &input::Input<'_>) -> Result<()> {
+        let table_bytes = self.table.memory_bytes();
+        let before = self.intern(input)?;
+        self.reserve_after_intern(before, table_bytes, 0, 0, input)?;
+        self.grow_groups();
+        for (acc, args) in self.accs.iter_mut().zip(&input.args) {
+            acc.update(&BatchUpdate {
+                args,
+                group_ids: &self.ids,
+                filter: None,
+                row_kinds: input.row_kinds,
+            })?;
+        }
+        for &g in &self.ids {
+            self.live[g as usize] = true;
+        }
+        Ok(())
+    }
+
+    /// Global phase: partial rows are merged into per-bundle accumulators
+    /// (Flink's `localAgg.merge` in `addInput`); state is touched at flush.
+    fn process_global(&mut self, input: &input::Input<'_>) -> Result<()> {
+        let table_bytes = self.table.memory_bytes();
+        let before = self.intern(input)?;
+        let fresh = self.new_slots();
+        self.reserve_after_intern(before, table_bytes, fresh.len(), 0, input)?;
+        self.grow_groups();
+        for &g in &fresh {
+            self.bundle.slot_of[g as usize] = self.bundle.touched.len() as u32;
+            self.bundle.touched.push(g);
+        }
+        let slots = self.bundle.touched.len();
+        let slot_ids: Vec<u32> = self
+            .ids
+            .iter()
+            .map(|&g| self.bundle.slot_of[g as usize])
+            .collect();
+        for (acc, partials) in self.bundle_accs.iter_mut().zip(&input.args) {
+            acc.resize(slots);
+            acc.merge(partials, &slot_ids)?;
+        }
+        Ok(())
+    }
+
+    /// Flink's `finishBundle`: emits the open bundle's changelog (or, for
+    /// the local phase, its partials) and starts a new bundle. Immediate
+    /// mode has no bundle and returns `None`.
+    pub fn flush(&mut self) -> Result<Option<RecordBatch>> {
+        match (self.plan.phase, self.plan.emission) {
+            (Phase::Single, Emission::Immediate) => Ok(None),
+            (Phase::Single, Emission::MiniBatch) => self.flush_bundled(),
+            (Phase::Local, _) => self.flush_local(),
+            (Phase::Global, _) => self.flush_global(),
+        }
+    }
+
+    /// Bundle slots in the iteration order of Flink's bundle HashMap.
+    fn hash_map_order(&mut self, groups: &[u32]) -> Vec<u32> {
+        let all = self.table.key_hashes();
+        let hashes: Vec<i32> = groups.iter().map(|&g| all[g as usize]).collect();
+        let mut out = Vec::with_capacity(groups.len());
+        self.order.iteration_order(&hashes, &mut out);
+        out
+    }
+
+    fn flush_bundled(&mut self) -> Result<Option<RecordBatch>> {
+        if self.bundle.is_empty() {
+            return Ok(None);
+        }
+        let touched = self.bundle.touched.clone();
+        let order = self.hash_map_order(&touched);
+        let groups: Vec<u32> = order.iter().map(|&s| touched[s as usize]).collect();
+        let after = self.evaluate_all(&groups)?;
+        let mut before = Vec::with_capacity(self.accs.len());
+        for chunks in &self.bundle.prev {
+            let parts: Vec<&dyn Array> = chunks.iter().map(|a| a.as_ref()).collect();
+            before.push(concat(&parts)?);
+        }
+        // Positions (in flush order) of groups that had state, and their
+        // pre-bundle results, compared under Flink's equaliser.
+        let mut old_pos = Vec::new();
+        let mut prev_idx = Vec::new();
+        for (pos, &s) in order.iter().enumerate() {
+            let p = self.bundle.prev_pos[s as usize];
+            if p != NONE {
+                old_pos.push(pos as u32);
+                prev_idx.push(p);
+            }
+        }
+        let changed = self.changed(&before, &prev_idx, &after, &old_pos)?;
+        let mut log = Changelog::default();
+        let mut k = 0;
+        for (pos, &s) in order.iter().enumerate() {
+            let p = self.bundle.prev_pos[s as usize];
+            if p == NONE {
+                log.push(RowKind::Insert, pos as u32, AFTER, pos);
+            } else {
+                if changed[k] || self.plan.state_ttl_ms > 0 {
+                    if self.plan.generate_update_before {
+                        log.push(RowKind::UpdateBefore, pos as u32, BEFORE, p as usize);
+                    }
+                    log.push(RowKind::UpdateAfter, pos as u32, AFTER, pos);
+                }
+                k += 1;
+            }
+        }
+        let keys = self.table.keys(&groups)?;
+        let values: Vec<[ArrayRef; 2]> = before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
+        let out = log.finish(&self.schema, &keys, &values)?;
+        self.bundle.clear();
+        Ok(Some(out))
+    }
+
+    /// Flags, per compared pair, whether any call's result changed:
+    /// `before[c][prev_idx[i]]` against `after[c][new_pos[i]]`.
+    fn changed(
+        &self,
+        before: &[ArrayRef],
+        prev_idx: &[u32],
+        after: &[ArrayRef],
+        new_pos: &[u32],
+    ) -> Result<Vec<bool>> {
+        let mut changed = vec![false; prev_idx.len()];
+        if prev_idx.is_empty() {
+            return Ok(changed);
+        }
+        let prev_idx = UInt32Array::from(prev_idx.to_vec());
+        let new_pos = UInt32Array::from(new_pos.to_vec());
+        for (c, acc) in self.accs.iter().enumerate() {
+            let b = take(before[c].as_ref(), &prev_idx, None)?;
+            let a = take(after[c].as_ref(), &new_pos, None)?;
+            acc.mark_changed(&b, &a, &mut changed)?;
+        }
+        Ok(changed)
+    }
+
+    fn flush_local(&mut self) -> Result<Option<RecordBatch>> {
+        let n = self.table.len();
+        if n == 0 {
+            return Ok(None);
+        }
+        let groups: Vec<u32> = (0..n as u32).collect();
+        let order = self.hash_map_order(&groups);
+        let mut columns = self.table.keys(&order)?;
+        for acc in &self.accs {
+            columns.extend(acc.partials(&order)?);
+        }
+        columns.push(Arc::new(arrow_array::Int8Array::from(vec![
+            RowKind::Insert as i8;
+            n
+        ])));
+        let out = RecordBatch::try_new(self.schema.clone(), columns)?;
+        self.table.clear();
+        for acc in &mut self.accs {
+            acc.reset();
+        }
+        self.live.clear();
+        self.bundle.truncate_groups(0);
+        let measured = self.measure();
+        self.budget.set_used(measured);
+        Ok(Some(out))
+    }
+
+    fn flush_global(&mut self) -> Result<Option<RecordBatch>> {
+        if self.bundle.is_empty() {
+            return Ok(None);
+        }
+        let touched = self.bundle.touched.clone();
+        let order = self.hash_map_order(&touched);
+        let groups: Vec<u32> = order.iter().map(|&s| touched[s as usize]).collect();
+        let before = self.evaluate_all(&groups)?;
+        let mut partials = Vec::with_capacity(self.bundle_accs.len());
+        for acc in &self.bundle_accs {
+            partials.push(acc.partials(&order)?);
+        }
+        for (acc, p) in self.accs.iter_mut().zip(&partials) {
+            acc.merge(p, &groups)?;
+        }
+        let after = self.evaluate_all(&groups)?;
+        let had_state: Vec<u32> = groups
+            .iter()
+            .enumerate()
+            .filter(|(_, &g)| self.live[g as usize])
+            .map(|(pos, _)| pos as u32)
+            .collect();
+        let changed = self.changed(&before, &had_state, &after, &had_state)?;
+        let mut log = Changelog::default();
+        let mut k = 0;
+        for (pos, &g) in groups.iter().enumerate() {
+            if !self.live[g as usize] {
+                log.push(RowKind::Insert, pos as u32, AFTER, pos);
+            } else {
+                if changed[k] || self.plan.state_ttl_ms > 0 {
+                    if self.plan.generate_update_before {
+                        log.push(RowKind::UpdateBefore, pos as u32, BEFORE, pos);
+                    }
+                    log.push(RowKind::UpdateAfter, pos as u32, AFTER, pos);
+                }
+                k += 1;
+            }
+        }
+        for &g in &groups {
+            self.live[g as usize] = true;
+        }
+        let keys = self.table.keys(&groups)?;
+        let values: Vec<[ArrayRef; 2]> = before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
+        let out = log.finish(&self.schema, &keys, &values)?;
+        for acc in &mut self.bundle_accs {
+            acc.reset();
+        }
+        self.bundle.clear();
+        Ok(Some(out))
+    }
+
+    /// True when a bundle holds rows not yet flushed.
+    pub fn has_open_bundle(&self) -> bool {
+        match self.plan.phase {
+            Phase::Local => !self.table.is_empty(),
+            _ => !self.bundle.is_empty(),
+        }
+    }
+
+    /// The state of every group with state, one payload per key group
+    /// (ascending), in the snapshot format. The local phase keeps no state
+    /// and returns nothing. Flush first: Flink finishes the bundle before
+    /// a checkpoint barrier, so an open bundle is an error.
+    pub fn snapshot(&self) -> Result<Vec<(u16, Vec<u8>)>> {
+        if self.has_open_bundle() {
+            return Err(AggError::Snapshot(
+                "the bundle is open; flush before taking a snapshot".into(),
+            ));
+        }
+        if self.plan.phase == Phase::Local {
+            return Ok(Vec::new());
+        }
+        let hashes = self.table.key_hashes();
+        let mut by_group: Vec<(u16, u32)> = (0..self.live.len() as u32)
+            .filter(|&g| self.live[g as usize])
+            .map(|g| {
+                let kg = key_group_for_hash(hashes[g as usize], self.plan.max_parallelism);
+                (kg, g)
+            })
+            .collect();
+        by_group.sort_unstable();
+        let mut out = Vec::new();
+        for chunk in by_group.chunk_by(|a, b| a.0 == b.0) {
+            let kg = chunk[0].0;
+            let groups: Vec<u32> = chunk.iter().map(|&(_, g)| g).collect();
+            let mut columns = self.table.keys(&groups)?;
+            for acc in &self.accs {
+                columns.extend(acc.snapshot(&groups)?);
+            }
+            let batch = RecordBatch::try_new(self.state_schema.clone(), columns)?;
+            out.push((kg, encode_key_group(kg, &batch)?));
+        }
+        Ok(out)
+    }
+
+    /// Restores the given key groups' payloads (the caller passes the key
+    /// groups of this subtask's range, so restoring at another parallelism
+    /// works). Every group must belong to its payload's key group and be
+    /// new to this operator; on any error nothing is restored.
+    pub fn restore(&mut self, payloads: &[(u16, Vec<u8>)]) -> Result<()> {
+        if self.plan.phase == Phase::Local {
+            return if payloads.is_empty() {
+                Ok(())
+            } else {
+                Err(AggError::Snapshot("the local phase keeps no state".into()))
+            };
+        }
+        if self.has_open_bundle() {
+            return Err(AggError::Snapshot(
+                "the bundle is open; restore into a fresh operator".into(),
+            ));
+        }
+        let mut batches = Vec::with_capacity(payloads.len());
+        for (kg, bytes) in payloads {
+            let (decoded_kg, batch) = decode_key_group(bytes)?;
+            if decoded_kg != *kg {
+                return Err(AggError::Snapshot(format!(
+                    "payload labelled key group {kg} holds key group {decoded_kg}"
+                )));
+            }
+            let expected = self.state_schema.fields();
+            let actual = batch.schema();
+            if actual.fields().len() != expected.len()
+                || actual
+                    .fields()
+                    .iter()
+                    .zip(expected)
+                    .any(|(a, e)| !a.data_type().equals_datatype(e.data_type()))
+            {
+                return Err(AggError::Snapshot(format!(
+                    "key group {kg}: state columns {:?} do not match this plan's {:?}",
+                    actual.fields().iter().map(|f| f.data_type()).collect::<Vec<_>>(),
+                    expected.iter().map(|f| f.data_type()).collect::<Vec<_>>()
+                )));
+            }
+            batches.push((*kg, batch));
+        }
+        let nkeys = self.plan.key_types.len();
+        let before = self.table.len();
+        let table_bytes = self.table.memory_bytes();
+        let mut assigned = Vec::with_capacity(batches.len());
+        let mut ids = Vec::new();
+        for (kg, batch) in &batches {
+            let keys = &batch.columns()[..nkeys];
+            let start = self.table.len();
+            if let Err(e) = self.table.intern(keys, batch.num_rows(), &mut ids) {
+                self.table.truncate(before);
+                return Err(AggError::Snapshot(format!("key group {kg}: {e}")));
+            }
+            let hashes = self.table.key_hashes();
+            let mut fresh = ids.iter().enumerate().all(|(i, &g)| g as usize == start + i);
+            fresh &= (start..self.table.len()).all(|g| {
+                key_group_for_hash(hashes[g], self.plan.max_parallelism) == *kg
+            });
+            if !fresh || ids.iter().any(|&g| (g as usize) < before) {
+                self.table.truncate(before);
+                return Err(AggError::Snapshot(format!(
+                    "key group {kg}: keys are duplicated, already restored, or belong to another \
+                     key group at max parallelism {}",
+                    self.plan.max_parallelism
+                )));
+            }
+            assigned.push(ids.clone());
+        }
+        let new_groups = self.table.len() - before;
+        let var: Vec<Vec<ArrayRef>> = batches
+            .iter()
+            .map(|(_, b)| b.columns()[nkeys..].to_vec())
+            .collect();
+        let bytes = self.table.memory_bytes().saturating_sub(table_bytes)
+            + self.growth_bound(new_groups, 0, &var);
+        if let Err(e) = self.reserve(bytes) {
+            self.table.truncate(before);
+            return Err(e);
+        }
+        self.grow_groups();
+        for ((_, batch), ids) in batches.iter().zip(&assigned) {
+            let mut col = nkeys;
+            for acc in &mut self.accs {
+                let width = acc.state_types().len();
+                acc.restore(&batch.columns()[col..col + width], ids)?;
+                col += width;
+            }
+            for &g in ids {
+                self.live[g as usize] = true;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,429 @@
+//! The plan descriptor the Java side sends for one group-aggregate
+//! operator, its wire format, and admission.
+//!
+//! # Wire format (version 1)
+//!
+//! One UTF-8 JSON object:
+//!
+//! ```json
+//! {
+//!   "version": 1,
+//!   "key_columns": [0], "key_types": ["INT"],
+//!   "calls": [{"function": "MAX", "args": [1], "arg_types": ["DOUBLE"],
+//!              "distinct": false, "filter": null}],
+//!   "phase": "single", "input": "insert_only", "emission": "mini_batch",
+//!   "generate_update_before": true, "state_ttl_ms": 0,
+//!   "memory_budget_bytes": 67108864, "max_parallelism": 128
+//! }
+//! ```
+//!
+//! Types use Flink's spelling (`DECIMAL(20, 3)`, `TIMESTAMP(3)`, `STRING`);
+//! `phase` is `single`, `local` or `global`; `input` is `insert_only` or
+//! `retracting`; `emission` is `immediate` or `mini_batch`. Every field is
+//! required; unknown fields are rejected. A reader accepts exactly the
+//! versions it knows ([`PLAN_FORMAT_VERSION`]).
+//!
+//! Column indexes refer to the operator's input batch. For the global
+//! phase a call's `args` are the indexes of its partial columns (Flink's
+//! accumulator layout) while `arg_types` stay the types of the original
+//! argument, which pick the specialization.
+
+use std::fmt;
+
+use arrow_schema::{DataType, Field, Fields, TimeUnit};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{AggError, Result};
+use crate::group_table::{GroupTable, TablePath};
+pub use crate::registry::NotAdmitted;
+use crate::types::{InputMode, Phase, SqlType};
+
+/// The plan wire-format version this runtime writes and reads.
+pub const PLAN_FORMAT_VERSION: u32 = 1;
+
+/// Flink's largest supported max parallelism (number of key groups).
+pub const MAX_KEY_GROUPS: u32 = 32768;
+
+/// When a stateful operator emits its changelog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Emission {
+    /// Per input row (Flink's GroupAggFunction).
+    Immediate,
+    /// Once per touched group at the end of each bundle (Flink's
+    /// MapBundle-based mini-batch functions).
+    MiniBatch,
+}
+
+impl Emission {
+    /// The wire spelling: `immediate` or `mini_batch`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Emission::Immediate => "immediate",
+            Emission::MiniBatch => "mini_batch",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Self> {
+        match text {
+            "immediate" => Ok(Emission::Immediate),
+            "mini_batch" => Ok(Emission::MiniBatch),
+            _ => Err(AggError::Plan(format!(
+                "unknown emission '{text}' (expected immediate or mini_batch)"
+            ))),
+        }
+    }
+}
+
+/// One aggregate call of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggCall {
+    /// Function name: MIN, MAX, COUNT_STAR, COUNT, SUM, SUM0, AVG.
+    pub function: String,
+    /// Input column indexes of the arguments (of the partial columns for
+    /// the global phase).
+    pub args: Vec<usize>,
+    /// SQL types of the original arguments.
+    pub arg_types: Vec<SqlType>,
+    /// `AGG(DISTINCT x)`.
+    pub distinct: bool,
+    /// Input column index of the BOOLEAN `FILTER (WHERE ...)` column.
+    pub filter: Option<usize>,
+}
+
+/// Everything one group-aggregate operator needs to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggPlan {
+    /// Input column indexes of the grouping keys, in key order.
+    pub key_columns: Vec<usize>,
+    /// SQL types of the grouping keys.
+    pub key_types: Vec<SqlType>,
+    /// The aggregate calls, in output order.
+    pub calls: Vec<AggCall>,
+    /// Which half of the aggregation this operator is.
+    pub phase: Phase,
+    /// Whether the input may hold retractions.
+    pub input: InputMode,
+    /// Per-row or per-bundle emission (single phase; local and global
+    /// are always bundled).
+    pub emission: Emission,
+    /// Emit -U before +U.
+    pub generate_update_before: bool,
+    /// Idle state retention; above zero unchanged results are re-emitted
+    /// as Flink does.
+    pub state_ttl_ms: u64,
+    /// Bytes of state the operator may hold.
+    pub memory_budget_bytes: usize,
+    /// Flink's max parallelism: the number of key groups.
+    pub max_parallelism: u32,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireCall {
+    function: String,
+    args: Vec<usize>,
+    arg_types: Vec<String>,
+    distinct: bool,
+    filter: Option<usize>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WirePlan {
+    version: u32,
+    key_columns: Vec<usize>,
+    key_types: Vec<String>,
+    calls: Vec<WireCall>,
+    phase: String,
+    input: String,
+    emission: String,
+    generate_update_before: bool,
+    state_ttl_ms: u64,
+    memory_budget_bytes: usize,
+    max_parallelism: u32,
+}
+
+fn parse_types(types: &[String]) -> Result<Vec<SqlType>> {
+    types.iter().map(|t| t.parse()).collect()
+}
+
+impl AggPlan {
+    /// Serializes the plan in wire format version [`PLAN_FORMAT_VERSION`].
+    pub fn to_json(&self) -> String {
+        let wire = WirePlan {
+            version: PLAN_FORMAT_VERSION,
+            key_columns: self.key_columns.clone(),
+            key_types: self.key_types.iter().map(|t| t.to_string()).collect(),
+            calls: self
+                .calls
+                .iter()
+                .map(|c| WireCall {
+                    function: c.function.clone(),
+                    args: c.args.clone(),
+                    arg_types: c.arg_types.iter().map(|t| t.to_string()).collect(),
+                    distinct: c.distinct,
+                    filter: c.filter,
+                })
+                .collect(),
+            phase: self.phase.as_str().to_string(),
+            input: self.input.as_str().to_string(),
+            emission: self.emission.as_str().to_string(),
+            generate_update_before: self.generate_update_before,
+            state_ttl_ms: self.state_ttl_ms,
+            memory_budget_bytes: self.memory_budget_bytes,
+            max_parallelism: self.max_parallelism,
+        };
+        // Serializing plain strings, numbers and vectors cannot fail.
+        serde_json::to_string(&wire).unwrap_or_default()
+    }
+
+    /// Parses and validates a plan in wire format.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let wire: WirePlan = serde_json::from_str(text)
+            .map_err(|e| AggError::Plan(format!("plan is not valid JSON: {e}")))?;
+        if wire.version != PLAN_FORMAT_VERSION {
+            return Err(AggError::Plan(format!(
+                "plan format version {} is not supported (this runtime reads version {})",
+                wire.version, PLAN_FORMAT_VERSION
+            )));
+        }
+        let calls = wire
+            .calls
+            .into_iter()
+            .map(|c| {
+                Ok(AggCall {
+                    function: c.function,
+                    args: c.args,
+                    arg_types: parse_types(&c.arg_types)?,
+                    distinct: c.distinct,
+                    filter: c.filter,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let plan = AggPlan {
+            key_columns: wire.key_columns,
+            key_types: parse_types(&wire.key_types)?,
+            calls,
+            phase: wire.phase.parse()?,
+            input: wire.input.parse()?,
+            emission: Emission::parse(&wire.emission)?,
+            generate_update_before: wire.generate_update_before,
+            state_ttl_ms: wire.state_ttl_ms,
+            memory_budget_bytes: wire.memory_budget_bytes,
+            max_parallelism: wire.max_parallelism,
+        };
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    /// Checks the plan's internal consistency (not whether it is admitted).
+    pub fn validate(&self) -> Result<()> {
+        if self.key_columns.len() != self.key_types.len() {
+            return Err(AggError::Plan(format!(
+                "{} key columns but {} key types",
+                self.key_columns.len(),
+                self.key_types.len()
+            )));
+        }
+        if self.max_parallelism == 0 || self.max_parallelism > MAX_KEY_GROUPS {
+            return Err(AggError::Plan(format!(
+                "max_parallelism {} is outside 1..={MAX_KEY_GROUPS}",
+                self.max_parallelism
+            )));
+        }
+        if self.calls.is_empty() {
+            return Err(AggError::Plan("the plan has no aggregate calls".into()));
+        }
+        for (i, call) in self.calls.iter().enumerate() {
+            if call.function.is_empty() {
+                return Err(AggError::Plan(format!("call {i} has no function name")));
+            }
+            if self.phase != Phase::Global && call.args.len() != call.arg_types.len() {
+                return Err(AggError::Plan(format!(
+                    "call {i} ({}) has {} argument columns but {} argument types",
+                    call.function,
+                    call.args.len(),
+                    call.arg_types.len()
+                )));
+            }
+            if call.arg_types.len() > 1 {
+                return Err(AggError::Plan(format!(
+                    "call {i} ({}) has {} arguments; at most one is supported",
+                    call.function,
+                    call.arg_types.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for AggPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+/// What an admitted plan runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admitted {
+    /// The specialization of each call, e.g. `MIN<INT>/insert_only`.
+    pub specializations: Vec<String>,
+    /// The group-table path for the keys.
+    pub table: TablePath,
+}
+
+fn refuse(reason: impl Into<String>) -> NotAdmitted {
+    NotAdmitted {
+        reason: reason.into(),
+    }
+}
+
+/// Decides whether the runtime runs `plan`: every call must have a
+/// specialization, else the whole plan stays on Flink with the reason.
+pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
+    plan.validate().map_err(|e| refuse(e.to_string()))?;
+    if plan.input == InputMode::Retracting {
+        return Err(refuse(
+            "retracting input is not supported yet (needs retracting accumulators and \
+             Flink's COUNT(*) record counter)",
+        ));
+    }
+    if plan.phase != Phase::Single && plan.emission != Emission::MiniBatch {
+        return Err(refuse(format!(
+            "the {} phase exists only in mini-batch mode",
+            plan.phase.as_str()
+        )));
+    }
+    let mut specializations = Vec::with_capacity(plan.calls.len());
+    for (i, call) in plan.calls.iter().enumerate() {
+        if call.distinct {
+            return Err(refuse(format!(
+                "call {i} ({}): DISTINCT aggregates are not supported yet",
+                call.function
+            )));
+        }
+        if call.filter.is_some() {
+            return Err(refuse(format!(
+                "call {i} ({}): FILTER (WHERE ...) is not supported yet",
+                call.function
+            )));
+        }
+        let admission = crate::registry::lookup(
+            &call.function,
+            call.arg_types.first(),
+            plan.phase,
+            plan.input,
+            call.distinct,
+        )
+        .map_err(|e| refuse(format!("call {i} ({}): {}", call.function, e.reason)))?;
+        specializations.push(admission.name.to_string());
+    }
+    let table = GroupTable::new(&plan.key_types)
+        .map_err(|e| refuse(format!("grouping keys: {e}")))?
+        .path();
+    Ok(Admitted {
+        specializations,
+        table,
+    })
+}
+
+/// The Arrow type of a column holding values of `sql` (types.toml's
+/// `arrow` field).
+pub fn arrow_type(sql: &SqlType) -> DataType {
+    match sql {
+        SqlType::TinyInt => DataType::Int8,
+        SqlType::SmallInt => DataType::Int16,
+        SqlType::Int => DataType::Int32,
+        SqlType::BigInt => DataType::Int64,
+        SqlType::Float => DataType::Float32,
+        SqlType::Double => DataType::Float64,
+        SqlType::Decimal { precision, scale } => DataType::Decimal128(*precision, *scale),
+        SqlType::Date => DataType::Date32,
+        SqlType::Time { .. } => DataType::Time32(TimeUnit::Millisecond),
+        SqlType::Timestamp { precision } if *precision <= 3 => {
+            DataType::Timestamp(TimeUnit::Millisecond, None)
+        }
+        SqlType::Timestamp { .. } => DataType::Struct(Fields::from(vec![
+            Field::new("millisecond", DataType::Int64, false),
+            Field::new("nano_of_millisecond", DataType::Int32, false),
+        ])),
+        SqlType::Boolean => DataType::Boolean,
+        SqlType::Char { .. } | SqlType::Varchar { .. } => DataType::Utf8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> AggPlan {
+        AggPlan {
+            key_columns: vec![0],
+            key_types: vec![SqlType::Varchar { length: u32::MAX >> 1 }],
+            calls: vec![AggCall {
+                function: "SUM".into(),
+                args: vec![1],
+                arg_types: vec![SqlType::Decimal {
+                    precision: 20,
+                    scale: 3,
+                }],
+                distinct: false,
+                filter: None,
+            }],
+            phase: Phase::Single,
+            input: InputMode::InsertOnly,
+            emission: Emission::MiniBatch,
+            generate_update_before: true,
+            state_ttl_ms: 0,
+            memory_budget_bytes: 1 << 20,
+            max_parallelism: 128,
+        }
+    }
+
+    #[test]
+    fn admits_or_says_why() {
+        let plan = sample();
+        let admitted = admit(&plan).unwrap();
+        assert_eq!(admitted.specializations.len(), 1);
+        assert!(admitted.specializations[0].starts_with("SUM"), "{admitted:?}");
+        assert_eq!(admitted.table, TablePath::String);
+
+        let mut distinct = sample();
+        distinct.calls[0].distinct = true;
+        assert!(admit(&distinct).unwrap_err().reason.contains("DISTINCT"));
+        let mut filtered = sample();
+        filtered.calls[0].filter = Some(2);
+        assert!(admit(&filtered).unwrap_err().reason.contains("FILTER"));
+        let mut retracting = sample();
+        retracting.input = InputMode::Retracting;
+        assert!(admit(&retracting).unwrap_err().reason.contains("retracting"));
+        let mut unknown = sample();
+        unknown.calls[0].function = "LISTAGG".into();
+        let reason = admit(&unknown).unwrap_err().reason;
+        assert!(reason.contains("LISTAGG"), "{reason}");
+        let mut sum_date = sample();
+        sum_date.calls[0].arg_types = vec![SqlType::Date];
+        assert!(admit(&sum_date).is_err());
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let plan = sample();
+        let text = plan.to_json();
+        assert!(text.contains("\"version\":1"), "{text}");
+        assert!(text.contains("DECIMAL(20, 3)"), "{text}");
+        assert_eq!(AggPlan::from_json(&text).unwrap(), plan);
+    }
+
+    #[test]
+    fn rejects_other_versions_and_bad_fields() {
+        let text = sample().to_json().replace("\"version\":1", "\"version\":2");
+        let err = AggPlan::from_json(&text).unwrap_err().to_string();
+        assert!(err.contains("version 2"), "{err}");
+        let text = sample().to_json().replace("\"single\"", "\"middle\"");
+        assert!(AggPlan::from_json(&text).is_err());
+        let text = sample().to_json().replace("\"max_parallelism\":128", "\"max_parallelism\":0");
+        assert!(AggPlan::from_json(&text).is_err());
+    }
+}

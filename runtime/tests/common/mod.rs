@@ -1,0 +1,132 @@
+//! Helpers shared by the operator tests: building plans and batches and
+//! printing changelog rows as Flink prints them (`+I[k, v]`).
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use aggforge_runtime::operator::GroupAggOperator;
+use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
+use aggforge_runtime::types::{InputMode, Phase, RowKind, SqlType, ROW_KIND_COLUMN};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    Int8Type,
+};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+
+/// `function(arg column)` with the argument's SQL type.
+pub fn call(function: &str, arg: Option<(usize, SqlType)>) -> AggCall {
+    AggCall {
+        function: function.into(),
+        args: arg.iter().map(|a| a.0).collect(),
+        arg_types: arg.iter().map(|a| a.1).collect(),
+        distinct: false,
+        filter: None,
+    }
+}
+
+/// A single-phase insert-only plan keyed on column 0.
+pub fn plan(key: SqlType, calls: Vec<AggCall>, emission: Emission) -> AggPlan {
+    AggPlan {
+        key_columns: vec![0],
+        key_types: vec![key],
+        calls,
+        phase: Phase::Single,
+        input: InputMode::InsertOnly,
+        emission,
+        generate_update_before: true,
+        state_ttl_ms: 0,
+        memory_budget_bytes: 64 << 20,
+        max_parallelism: 128,
+    }
+}
+
+/// A batch of the given columns named c0, c1, ...
+pub fn batch(columns: Vec<ArrayRef>) -> RecordBatch {
+    let fields: Vec<Field> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Field::new(format!("c{i}"), c.data_type().clone(), true))
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+}
+
+/// A batch with a `$row_kind` column appended.
+pub fn batch_with_kinds(columns: Vec<ArrayRef>, kinds: Vec<i8>) -> RecordBatch {
+    let mut fields: Vec<Field> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Field::new(format!("c{i}"), c.data_type().clone(), true))
+        .collect();
+    fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
+    let mut columns = columns;
+    columns.push(Arc::new(arrow_array::Int8Array::from(kinds)));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+}
+
+fn value(column: &ArrayRef, row: usize) -> String {
+    if column.is_null(row) {
+        return "NULL".into();
+    }
+    match column.data_type() {
+        DataType::Int8 => column.as_primitive::<Int8Type>().value(row).to_string(),
+        DataType::Int16 => column.as_primitive::<Int16Type>().value(row).to_string(),
+        DataType::Int32 => column.as_primitive::<Int32Type>().value(row).to_string(),
+        DataType::Int64 => column.as_primitive::<Int64Type>().value(row).to_string(),
+        DataType::Date32 => column.as_primitive::<Date32Type>().value(row).to_string(),
+        DataType::Float32 => format!("{:?}", column.as_primitive::<Float32Type>().value(row)),
+        DataType::Float64 => format!("{:?}", column.as_primitive::<Float64Type>().value(row)),
+        DataType::Decimal128(_, _) => column
+            .as_primitive::<Decimal128Type>()
+            .value_as_string(row),
+        DataType::Utf8 => column.as_string::<i32>().value(row).to_string(),
+        DataType::Boolean => column.as_boolean().value(row).to_string(),
+        other => format!("<{other}>"),
+    }
+}
+
+/// Rows of an output batch as `+I[k, v1, v2]`.
+pub fn rows(batch: &RecordBatch) -> Vec<String> {
+    let n = batch.num_columns() - 1;
+    let kinds = batch.column(n).as_primitive::<Int8Type>();
+    (0..batch.num_rows())
+        .map(|r| {
+            let kind = RowKind::from_i8(kinds.value(r)).unwrap().short_string();
+            let fields: Vec<String> = (0..n).map(|c| value(batch.column(c), r)).collect();
+            format!("{kind}[{}]", fields.join(", "))
+        })
+        .collect()
+}
+
+/// Rows of an optional output batch.
+pub fn opt_rows(batch: Option<RecordBatch>) -> Vec<String> {
+    batch.map(|b| rows(&b)).unwrap_or_default()
+}
+
+/// Processes each batch (immediate mode) and collects the changelog.
+pub fn run_immediate(op: &mut GroupAggOperator, batches: &[RecordBatch]) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in batches {
+        out.extend(opt_rows(op.process(b).unwrap()));
+    }
+    out
+}
+
+/// Processes bundles (lists of batches), flushing after each one.
+pub fn run_bundles(op: &mut GroupAggOperator, bundles: &[Vec<RecordBatch>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for bundle in bundles {
+        for b in bundle {
+            assert!(op.process(b).unwrap().is_none());
+        }
+        out.extend(opt_rows(op.flush().unwrap()));
+    }
+    out
+}
+
+/// Shorthand for a list of expected rows.
+pub fn strs(rows: &[&str]) -> Vec<String> {
+    rows.iter().map(|s| s.to_string()).collect()
+}
