@@ -80,6 +80,15 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         return spec;
     }
 
+    /**
+     * The native state is written to the raw keyed state streams, so Flink must not read them
+     * for (legacy) timer snapshots; the operator registers no timers.
+     */
+    @Override
+    protected boolean isUsingCustomRawKeyedState() {
+        return true;
+    }
+
     /** The runtime keys rows itself, so Flink need not set a key context per record. */
     @Override
     public boolean hasKeyContext1() {
@@ -175,6 +184,9 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
 
     /** Flink's finishBundle (bundled modes), or just the pending rows (immediate). */
     private void finishBundle() {
+        if (aggregate == null) {
+            return;
+        }
         handOver();
         if (spec.mode().bundled()) {
             emit(aggregate.flush());
