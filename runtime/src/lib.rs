@@ -6,9 +6,12 @@ pub mod accumulator;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
 pub mod error;
+pub mod flink_key;
 pub mod generated;
 pub mod kernel;
+pub mod memory;
 pub mod registry;
+pub mod snapshot;
 pub mod types;
 pub mod group_table;
 pub mod plan;
