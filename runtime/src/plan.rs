@@ -360,7 +360,9 @@ mod tests {
     fn sample() -> AggPlan {
         AggPlan {
             key_columns: vec![0],
-            key_types: vec![SqlType::Varchar { length: u32::MAX >> 1 }],
+            key_types: vec![SqlType::Varchar {
+                length: u32::MAX >> 1,
+            }],
             calls: vec![AggCall {
                 function: "SUM".into(),
                 args: vec![1],
@@ -386,7 +388,10 @@ mod tests {
         let plan = sample();
         let admitted = admit(&plan).unwrap();
         assert_eq!(admitted.specializations.len(), 1);
-        assert!(admitted.specializations[0].starts_with("SUM"), "{admitted:?}");
+        assert!(
+            admitted.specializations[0].starts_with("SUM"),
+            "{admitted:?}"
+        );
         assert_eq!(admitted.table, TablePath::String);
 
         let mut distinct = sample();
@@ -397,7 +402,10 @@ mod tests {
         assert!(admit(&filtered).unwrap_err().reason.contains("FILTER"));
         let mut retracting = sample();
         retracting.input = InputMode::Retracting;
-        assert!(admit(&retracting).unwrap_err().reason.contains("retracting"));
+        assert!(admit(&retracting)
+            .unwrap_err()
+            .reason
+            .contains("retracting"));
         let mut unknown = sample();
         unknown.calls[0].function = "LISTAGG".into();
         let reason = admit(&unknown).unwrap_err().reason;
@@ -423,7 +431,9 @@ mod tests {
         assert!(err.contains("version 2"), "{err}");
         let text = sample().to_json().replace("\"single\"", "\"middle\"");
         assert!(AggPlan::from_json(&text).is_err());
-        let text = sample().to_json().replace("\"max_parallelism\":128", "\"max_parallelism\":0");
+        let text = sample()
+            .to_json()
+            .replace("\"max_parallelism\":128", "\"max_parallelism\":0");
         assert!(AggPlan::from_json(&text).is_err());
     }
 }

@@ -63,7 +63,12 @@ fn immediate_without_update_before() {
     let mut op = GroupAggOperator::new(p).unwrap();
     let out = run_immediate(
         &mut op,
-        &[kv(&[(1, Some(5)), (1, Some(7)), (1, Some(2)), (1, Some(8))])],
+        &[kv(&[
+            (1, Some(5)),
+            (1, Some(7)),
+            (1, Some(2)),
+            (1, Some(8)),
+        ])],
     );
     assert_eq!(out, strs(&["+I[1, 5]", "+U[1, 7]", "+U[1, 8]"]));
 }
@@ -189,8 +194,10 @@ fn mini_batch_emits_once_per_group_in_hash_map_order() {
     let mut op = GroupAggOperator::new(max_plan(Emission::MiniBatch)).unwrap();
     let keys = [1, 2, 3, 17, 100, 1, 42, 5, 6, 7];
     let first: Vec<(i32, Option<i64>)> = keys[..4].iter().map(|&k| (k, Some(k as i64))).collect();
-    let second: Vec<(i32, Option<i64>)> =
-        keys[4..].iter().map(|&k| (k, Some(k as i64 * 10))).collect();
+    let second: Vec<(i32, Option<i64>)> = keys[4..]
+        .iter()
+        .map(|&k| (k, Some(k as i64 * 10)))
+        .collect();
     let out = run_bundles(&mut op, &[vec![kv(&first), kv(&second)]]);
     assert_eq!(
         out,
@@ -236,7 +243,12 @@ fn mini_batch_compares_against_the_result_before_the_bundle() {
     assert_eq!(
         out,
         // INT 2 precedes INT 1 in the bundle HashMap (see the test above).
-        strs(&["+I[2, 1, 1]", "+I[1, 12, 10]", "-U[2, 1, 1]", "+U[2, 11, 6]"])
+        strs(&[
+            "+I[2, 1, 1]",
+            "+I[1, 12, 10]",
+            "-U[2, 1, 1]",
+            "+U[2, 11, 6]"
+        ])
     );
 
     // With TTL the unchanged key 1 is re-emitted.

@@ -54,7 +54,9 @@ fn float_keys_compare_by_bits() {
     let mut table = GroupTable::new(&[SqlType::Double]).unwrap();
     let nan_a = f64::from_bits(0x7ff8_0000_0000_0000);
     let nan_b = f64::from_bits(0x7ff8_0000_0000_0001);
-    let keys: ArrayRef = Arc::new(Float64Array::from(vec![0.0, -0.0, nan_a, nan_a, nan_b, 0.0]));
+    let keys: ArrayRef = Arc::new(Float64Array::from(vec![
+        0.0, -0.0, nan_a, nan_a, nan_b, 0.0,
+    ]));
     // -0.0 and 0.0 differ (BinaryRowData compares bytes); equal NaN bits
     // are one key, other NaN bits another.
     assert_eq!(intern(&mut table, &[keys]), vec![0, 1, 2, 2, 3, 0]);
@@ -84,11 +86,17 @@ fn decimal_date_and_boolean_keys() {
             .with_precision_and_scale(30, 2)
             .unwrap(),
     );
-    assert_eq!(intern(&mut table, &[keys.clone()]), vec![0, 1, 2, 0]);
+    assert_eq!(
+        intern(&mut table, std::slice::from_ref(&keys)),
+        vec![0, 1, 2, 0]
+    );
     let back = table.keys(&[0, 1, 2]).unwrap();
     assert_eq!(back[0].data_type(), keys.data_type());
     let back = back[0].as_any().downcast_ref::<Decimal128Array>().unwrap();
-    assert_eq!(back.iter().collect::<Vec<_>>(), vec![Some(big), Some(-big), None]);
+    assert_eq!(
+        back.iter().collect::<Vec<_>>(),
+        vec![Some(big), Some(-big), None]
+    );
 
     let mut table = GroupTable::new(&[SqlType::Date]).unwrap();
     let keys: ArrayRef = Arc::new(Date32Array::from(vec![19000, 19001, 19000]));
@@ -138,7 +146,13 @@ fn string_keys_with_null_and_empty_string() {
 fn composite_keys_use_rows() {
     let mut table = GroupTable::new(&[SqlType::BigInt, STRING]).unwrap();
     assert_eq!(table.path(), TablePath::Row);
-    let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(1), None, Some(1), None]));
+    let a: ArrayRef = Arc::new(Int64Array::from(vec![
+        Some(1),
+        Some(1),
+        None,
+        Some(1),
+        None,
+    ]));
     let b: ArrayRef = Arc::new(StringArray::from(vec![
         Some("x"),
         Some("y"),

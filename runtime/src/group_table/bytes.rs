@@ -94,6 +94,12 @@ impl ByteKeys {
             self.offsets.pop();
         }
         self.arena.truncate(self.offsets[len]);
+        // Give back what the dropped keys made the table grow by.
+        self.arena.shrink_to_fit();
+        self.offsets.shrink_to_fit();
+        self.hashes.shrink_to_fit();
+        let hashes = &self.hashes;
+        self.table.shrink_to(len, |&id| hashes[id as usize]);
     }
 
     fn clear(&mut self) {

@@ -91,13 +91,16 @@ impl<K: KeyBits> FixedTable<K> {
     #[inline(always)]
     pub(crate) fn id(&mut self, key: K, row: u32, new_rows: &mut Vec<u32>) -> u32 {
         let mask = self.slot_ids.len() - 1;
-        let mut pos = key.slot(self.shift);
+        let mut pos = key.slot(self.shift) & mask;
         loop {
-            let id = self.slot_ids[pos];
+            // SAFETY: `pos` is masked by `len - 1` and both slot vectors
+            // have the same power-of-two length.
+            let id = unsafe { *self.slot_ids.get_unchecked(pos) };
             if id == EMPTY {
                 return self.insert_at(pos, key, row, new_rows);
             }
-            if self.slot_keys[pos] == key {
+            // SAFETY: as above.
+            if unsafe { *self.slot_keys.get_unchecked(pos) } == key {
                 return id;
             }
             pos = (pos + 1) & mask;
@@ -138,7 +141,8 @@ impl<K: KeyBits> FixedTable<K> {
         self.shift = fresh.shift;
     }
 
-    /// Drops every group with id `len` or above.
+    /// Drops every group with id `len` or above and gives back the slots
+    /// the dropped groups made the table grow by.
     pub(crate) fn truncate(&mut self, len: usize) {
         if len >= self.keys.len() {
             return;
@@ -152,8 +156,10 @@ impl<K: KeyBits> FixedTable<K> {
             }
         }
         self.keys.truncate(len);
-        // Emptied slots may break probe chains: rebuild them.
-        let capacity = self.slot_ids.len();
+        self.keys.shrink_to_fit();
+        // Emptied slots may break probe chains: rebuild them, at the size
+        // the remaining groups need.
+        let capacity = ((len + 1) * 2).next_power_of_two().min(self.slot_ids.len());
         self.rehash(capacity);
     }
 

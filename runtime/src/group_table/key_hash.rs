@@ -3,29 +3,25 @@
 use arrow_array::ArrayRef;
 
 use crate::error::Result;
+use crate::flink_key::{hash_bytes_by_words, key_hashes};
 use crate::types::SqlType;
 
 /// Appends Flink's `BinaryRowData.hashCode()` of each of the `num_rows`
-/// key rows to `out`. With no key columns every row is the empty key row.
+/// key rows to `out`. With no key columns every row is the empty key row
+/// (an 8-byte header of zeros).
 pub fn flink_key_hashes(
     keys: &[ArrayRef],
     key_types: &[SqlType],
     num_rows: usize,
     out: &mut Vec<i32>,
 ) -> Result<()> {
-    // TEMPORARY until the `state` branch lands: a stand-in hash.
-    let _ = key_types;
     if keys.is_empty() {
-        out.extend(std::iter::repeat_n(0, num_rows));
+        let empty_row = hash_bytes_by_words(&[0u8; 8]);
+        out.extend(std::iter::repeat_n(empty_row, num_rows));
         return Ok(());
     }
-    let converter = arrow_row::RowConverter::new(
-        keys.iter()
-            .map(|k| arrow_row::SortField::new(k.data_type().clone()))
-            .collect(),
-    )?;
-    let rows = converter.convert_columns(keys)?;
-    let state = ahash::RandomState::with_seeds(1, 2, 3, 4);
-    out.extend(rows.iter().map(|r| state.hash_one(r.as_ref()) as i32));
+    let mut hashes = Vec::with_capacity(num_rows);
+    key_hashes(keys, key_types, &mut hashes)?;
+    out.extend_from_slice(&hashes);
     Ok(())
 }

@@ -37,8 +37,12 @@ trait KeyTable: Send + std::fmt::Debug {
     /// Writes the group id of every row to `ids` (cleared first) and, for
     /// each new group in id order, the row it was first seen at to
     /// `new_rows`.
-    fn intern(&mut self, keys: &[ArrayRef], ids: &mut Vec<u32>, new_rows: &mut Vec<u32>)
-        -> Result<()>;
+    fn intern(
+        &mut self,
+        keys: &[ArrayRef],
+        ids: &mut Vec<u32>,
+        new_rows: &mut Vec<u32>,
+    ) -> Result<()>;
     fn len(&self) -> usize;
     fn keys(&self, groups: &[u32]) -> Result<Vec<ArrayRef>>;
     fn truncate(&mut self, len: usize);
@@ -123,9 +127,10 @@ impl GroupTable {
                     Box::<typed::BooleanKeyTable>::default() as Box<dyn KeyTable>,
                     TablePath::Fixed,
                 ),
-                SqlType::Char { .. } | SqlType::Varchar { .. } => {
-                    (Box::new(bytes::StringKeyTable::new()) as _, TablePath::String)
-                }
+                SqlType::Char { .. } | SqlType::Varchar { .. } => (
+                    Box::new(bytes::StringKeyTable::new()) as _,
+                    TablePath::String,
+                ),
                 SqlType::Timestamp { .. } => row_table(key_types)?,
             },
             _ => row_table(key_types)?,
@@ -201,8 +206,8 @@ impl GroupTable {
                 flink_key_hashes(&new_keys, &self.key_types, indices.len(), &mut self.hashes)
             });
         if let Err(e) = hashed {
-            self.table.truncate(before);
-            self.hashes.truncate(before);
+            self.hashes.truncate(self.table.len());
+            self.truncate(before);
             return Err(e);
         }
         debug_assert_eq!(self.hashes.len(), self.table.len());
@@ -219,11 +224,14 @@ impl GroupTable {
         &self.hashes
     }
 
-    /// Drops every group with id `len` or above (undoes an intern).
+    /// Drops every group with id `len` or above (undoes an intern) and
+    /// gives back the memory the dropped groups made the table grow by.
     pub fn truncate(&mut self, len: usize) {
         if len < self.hashes.len() {
             self.table.truncate(len);
             self.hashes.truncate(len);
+            self.hashes.shrink_to_fit();
+            self.new_rows = Vec::new();
         }
     }
 
@@ -235,9 +243,7 @@ impl GroupTable {
 
     /// Bytes held: slots, stored keys, arena and hashes.
     pub fn memory_bytes(&self) -> usize {
-        self.table.memory_bytes()
-            + self.hashes.capacity() * 4
-            + self.new_rows.capacity() * 4
+        self.table.memory_bytes() + self.hashes.capacity() * 4 + self.new_rows.capacity() * 4
     }
 }
 

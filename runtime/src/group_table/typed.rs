@@ -136,22 +136,21 @@ where
         let array: &PrimitiveArray<T> = column(keys, &self.data_type)?;
         let values: &[T::Native] = array.values();
         ids.clear();
-        ids.reserve(values.len());
+        ids.resize(values.len(), 0);
         let table = &mut self.table;
         match array.nulls().filter(|n| n.null_count() > 0) {
             None => {
-                for (row, v) in values.iter().enumerate() {
-                    ids.push(table.id(v.to_bits(), row as u32, new_rows));
+                for (row, (id, v)) in ids.iter_mut().zip(values).enumerate() {
+                    *id = table.id(v.to_bits(), row as u32, new_rows);
                 }
             }
             Some(nulls) => {
-                for (row, v) in values.iter().enumerate() {
-                    let id = if nulls.is_valid(row) {
+                for (row, (id, v)) in ids.iter_mut().zip(values).enumerate() {
+                    *id = if nulls.is_valid(row) {
                         table.id(v.to_bits(), row as u32, new_rows)
                     } else {
                         table.null_id(row as u32, new_rows)
                     };
-                    ids.push(id);
                 }
             }
         }

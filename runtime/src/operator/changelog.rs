@@ -46,7 +46,10 @@ impl Changelog {
             columns.push(take(key.as_ref(), &rows, None)?);
         }
         for [before, after] in values {
-            columns.push(interleave(&[before.as_ref(), after.as_ref()], &self.values)?);
+            columns.push(interleave(
+                &[before.as_ref(), after.as_ref()],
+                &self.values,
+            )?);
         }
         columns.push(Arc::new(Int8Array::from(self.kinds)) as ArrayRef);
         Ok(RecordBatch::try_new(schema.clone(), columns)?)

@@ -21,7 +21,6 @@
 mod bundle;
 mod changelog;
 mod input;
-mod wiring;
 
 use std::sync::Arc;
 
@@ -32,14 +31,15 @@ use arrow_select::take::take;
 
 use crate::accumulator::{BatchUpdate, GroupAccumulator};
 use crate::error::{AggError, Result};
+use crate::flink_key::{key_group_for_hash, JavaHashMapOrder};
 use crate::group_table::GroupTable;
+use crate::memory::MemoryBudget;
 use crate::plan::{admit, arrow_type, AggPlan, Emission};
+use crate::snapshot::{decode_key_group, encode_key_group, ColumnRole, SnapshotMeta};
 use crate::types::{Phase, RowKind, ROW_KIND_COLUMN};
 
 use bundle::{Bundle, NONE};
 use changelog::{Changelog, AFTER, BEFORE};
-pub use wiring::MemoryBudget;
-use wiring::{decode_key_group, encode_key_group, key_group_for_hash, JavaHashMapOrder};
 
 /// One group-aggregate operator instance (one Flink subtask).
 #[derive(Debug)]
@@ -60,10 +60,28 @@ pub struct GroupAggOperator {
     input_arrow: Vec<Vec<DataType>>,
     schema: SchemaRef,
     state_schema: SchemaRef,
+    snapshot_meta: SnapshotMeta,
     ids: Vec<u32>,
     /// By group id, scratch for immediate mode: the last row of the group
     /// in the current batch.
     last_row: Vec<u32>,
+}
+
+/// What identifies the state layout of a plan: key types, and each
+/// call's specialization and argument types. Budget, TTL, emission mode
+/// and parallelism may change across a restore; this may not.
+fn state_fingerprint(plan: &AggPlan, specializations: &[String]) -> String {
+    let keys: Vec<String> = plan.key_types.iter().map(|t| t.to_string()).collect();
+    let calls: Vec<String> = plan
+        .calls
+        .iter()
+        .zip(specializations)
+        .map(|(c, s)| {
+            let args: Vec<String> = c.arg_types.iter().map(|t| t.to_string()).collect();
+            format!("{s}({})", args.join(", "))
+        })
+        .collect();
+    format!("keys[{}] calls[{}]", keys.join(", "), calls.join("; "))
 }
 
 fn create_accumulators(plan: &AggPlan) -> Result<Vec<Box<dyn GroupAccumulator>>> {
@@ -142,6 +160,18 @@ impl GroupAggOperator {
         }
         fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
         let calls = plan.calls.len();
+        let mut roles = vec![ColumnRole::Key; key_arrow.len()];
+        for (c, acc) in accs.iter().enumerate() {
+            roles.extend(std::iter::repeat_n(
+                ColumnRole::State { call: c as u16 },
+                acc.state_types().len(),
+            ));
+        }
+        let snapshot_meta = SnapshotMeta {
+            plan_fingerprint: state_fingerprint(&plan, &admitted.specializations),
+            max_parallelism: plan.max_parallelism,
+            roles,
+        };
         Ok(GroupAggOperator {
             table: GroupTable::new(&plan.key_types)?,
             budget: MemoryBudget::new(plan.memory_budget_bytes),
@@ -155,6 +185,7 @@ impl GroupAggOperator {
             input_arrow,
             schema: Arc::new(Schema::new(fields)),
             state_schema: Arc::new(Schema::new(state_fields)),
+            snapshot_meta,
             ids: Vec::new(),
             last_row: Vec::new(),
             plan,
@@ -191,19 +222,25 @@ impl GroupAggOperator {
     fn measure(&self) -> usize {
         self.table.memory_bytes()
             + self.accs.iter().map(|a| a.memory_bytes()).sum::<usize>()
-            + self.bundle_accs.iter().map(|a| a.memory_bytes()).sum::<usize>()
+            + self
+                .bundle_accs
+                .iter()
+                .map(|a| a.memory_bytes())
+                .sum::<usize>()
             + self.live.capacity()
             + self.last_row.capacity() * 4
             + self.bundle.memory_bytes()
     }
 
     /// Reserves `bytes`; when the running account says no, re-measures
-    /// (the account over-estimates) and tries once more.
-    fn reserve(&mut self, bytes: usize) -> Result<()> {
+    /// (the account over-estimates string state) and tries once more.
+    /// `pending` is the part of `bytes` already allocated (table growth
+    /// of the batch being reserved for), which the measurement excludes.
+    fn reserve(&mut self, bytes: usize, pending: usize) -> Result<()> {
         if self.budget.try_reserve(bytes).is_ok() {
             return Ok(());
         }
-        let measured = self.measure();
+        let measured = self.measure().saturating_sub(pending);
         self.budget.set_used(measured);
         self.budget.try_reserve(bytes)
     }
@@ -267,22 +304,33 @@ impl GroupAggOperator {
 
     /// Reserves memory for the batch after interning, undoing the intern
     /// when the budget says no.
+    /// `extra` bytes are reserved on top; `allocated` of them are already
+    /// allocated (scratch grown for this batch).
     fn reserve_after_intern(
         &mut self,
         groups_before: usize,
         table_bytes_before: usize,
         new_slots: usize,
-        extra: usize,
+        (extra, allocated): (usize, usize),
         input: &input::Input<'_>,
     ) -> Result<()> {
         let new_groups = self.table.len() - groups_before;
         let table_growth = self.table.memory_bytes().saturating_sub(table_bytes_before);
         let bytes = table_growth + self.growth_bound(new_groups, new_slots, &input.args) + extra;
-        if let Err(e) = self.reserve(bytes) {
-            self.table.truncate(groups_before);
+        if let Err(e) = self.reserve(bytes, table_growth + allocated) {
+            self.undo_intern(groups_before);
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Drops the groups an intern added, and the scratch grown for them.
+    fn undo_intern(&mut self, groups_before: usize) {
+        self.table.truncate(groups_before);
+        if self.last_row.len() > groups_before {
+            self.last_row.truncate(groups_before);
+            self.last_row.shrink_to_fit();
+        }
     }
 
     fn grow_groups(&mut self) {
@@ -300,7 +348,9 @@ impl GroupAggOperator {
         let before = self.intern(input)?;
         let rows = input.num_rows;
         let n = self.table.len();
+        let scratch_before = self.last_row.capacity();
         self.last_row.resize(n, NONE);
+        let scratch_growth = (self.last_row.capacity() - scratch_before) * 4;
         // Per row: where its previous result comes from. The first row of a
         // group in this batch reads the pre-batch result (BEFORE source, by
         // position in `first_live`), later rows the traced result of the
@@ -332,12 +382,18 @@ impl GroupAggOperator {
         let prev = match self.evaluate_all(&first_live) {
             Ok(prev) => prev,
             Err(e) => {
-                self.table.truncate(before);
+                self.undo_intern(before);
                 return Err(e);
             }
         };
         let prev_bytes: usize = prev.iter().map(|a| a.get_array_memory_size()).sum();
-        self.reserve_after_intern(before, table_bytes, 0, prev_bytes, input)?;
+        self.reserve_after_intern(
+            before,
+            table_bytes,
+            0,
+            (prev_bytes + scratch_growth, scratch_growth),
+            input,
+        )?;
         self.grow_groups();
 
         let mut changed = vec![false; rows];
@@ -413,12 +469,12 @@ impl GroupAggOperator {
         let prev = match self.evaluate_all(&first_live) {
             Ok(prev) => prev,
             Err(e) => {
-                self.table.truncate(before);
+                self.undo_intern(before);
                 return Err(e);
             }
         };
         let prev_bytes: usize = prev.iter().map(|a| a.get_array_memory_size()).sum();
-        self.reserve_after_intern(before, table_bytes, fresh.len(), prev_bytes, input)?;
+        self.reserve_after_intern(before, table_bytes, fresh.len(), (prev_bytes, 0), input)?;
         self.grow_groups();
         for &g in &fresh {
             let gi = g as usize;
@@ -454,7 +510,7 @@ impl GroupAggOperator {
     fn process_local(&mut self, input: &input::Input<'_>) -> Result<()> {
         let table_bytes = self.table.memory_bytes();
         let before = self.intern(input)?;
-        self.reserve_after_intern(before, table_bytes, 0, 0, input)?;
+        self.reserve_after_intern(before, table_bytes, 0, (0, 0), input)?;
         self.grow_groups();
         for (acc, args) in self.accs.iter_mut().zip(&input.args) {
             acc.update(&BatchUpdate {
@@ -476,7 +532,7 @@ impl GroupAggOperator {
         let table_bytes = self.table.memory_bytes();
         let before = self.intern(input)?;
         let fresh = self.new_slots();
-        self.reserve_after_intern(before, table_bytes, fresh.len(), 0, input)?;
+        self.reserve_after_intern(before, table_bytes, fresh.len(), (0, 0), input)?;
         self.grow_groups();
         for &g in &fresh {
             self.bundle.slot_of[g as usize] = self.bundle.touched.len() as u32;
@@ -558,7 +614,8 @@ impl GroupAggOperator {
             }
         }
         let keys = self.table.keys(&groups)?;
-        let values: Vec<[ArrayRef; 2]> = before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
+        let values: Vec<[ArrayRef; 2]> =
+            before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
         let out = log.finish(&self.schema, &keys, &values)?;
         self.bundle.clear();
         Ok(Some(out))
@@ -599,7 +656,8 @@ impl GroupAggOperator {
             columns.extend(acc.partials(&order)?);
         }
         columns.push(Arc::new(arrow_array::Int8Array::from(vec![
-            RowKind::Insert as i8;
+            RowKind::Insert
+                as i8;
             n
         ])));
         let out = RecordBatch::try_new(self.schema.clone(), columns)?;
@@ -656,7 +714,8 @@ impl GroupAggOperator {
             self.live[g as usize] = true;
         }
         let keys = self.table.keys(&groups)?;
-        let values: Vec<[ArrayRef; 2]> = before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
+        let values: Vec<[ArrayRef; 2]> =
+            before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
         let out = log.finish(&self.schema, &keys, &values)?;
         for acc in &mut self.bundle_accs {
             acc.reset();
@@ -704,7 +763,7 @@ impl GroupAggOperator {
                 columns.extend(acc.snapshot(&groups)?);
             }
             let batch = RecordBatch::try_new(self.state_schema.clone(), columns)?;
-            out.push((kg, encode_key_group(kg, &batch)?));
+            out.push((kg, encode_key_group(&self.snapshot_meta, kg, &batch)?));
         }
         Ok(out)
     }
@@ -728,7 +787,9 @@ impl GroupAggOperator {
         }
         let mut batches = Vec::with_capacity(payloads.len());
         for (kg, bytes) in payloads {
-            let (decoded_kg, batch) = decode_key_group(bytes)?;
+            let decoded = decode_key_group(bytes)?;
+            decoded.check_matches(&self.snapshot_meta)?;
+            let (decoded_kg, batch) = (decoded.key_group, decoded.batch);
             if decoded_kg != *kg {
                 return Err(AggError::Snapshot(format!(
                     "payload labelled key group {kg} holds key group {decoded_kg}"
@@ -745,7 +806,11 @@ impl GroupAggOperator {
             {
                 return Err(AggError::Snapshot(format!(
                     "key group {kg}: state columns {:?} do not match this plan's {:?}",
-                    actual.fields().iter().map(|f| f.data_type()).collect::<Vec<_>>(),
+                    actual
+                        .fields()
+                        .iter()
+                        .map(|f| f.data_type())
+                        .collect::<Vec<_>>(),
                     expected.iter().map(|f| f.data_type()).collect::<Vec<_>>()
                 )));
             }
@@ -764,10 +829,12 @@ impl GroupAggOperator {
                 return Err(AggError::Snapshot(format!("key group {kg}: {e}")));
             }
             let hashes = self.table.key_hashes();
-            let mut fresh = ids.iter().enumerate().all(|(i, &g)| g as usize == start + i);
-            fresh &= (start..self.table.len()).all(|g| {
-                key_group_for_hash(hashes[g], self.plan.max_parallelism) == *kg
-            });
+            let mut fresh = ids
+                .iter()
+                .enumerate()
+                .all(|(i, &g)| g as usize == start + i);
+            fresh &= (start..self.table.len())
+                .all(|g| key_group_for_hash(hashes[g], self.plan.max_parallelism) == *kg);
             if !fresh || ids.iter().any(|&g| (g as usize) < before) {
                 self.table.truncate(before);
                 return Err(AggError::Snapshot(format!(
@@ -783,9 +850,9 @@ impl GroupAggOperator {
             .iter()
             .map(|(_, b)| b.columns()[nkeys..].to_vec())
             .collect();
-        let bytes = self.table.memory_bytes().saturating_sub(table_bytes)
-            + self.growth_bound(new_groups, 0, &var);
-        if let Err(e) = self.reserve(bytes) {
+        let table_growth = self.table.memory_bytes().saturating_sub(table_bytes);
+        let bytes = table_growth + self.growth_bound(new_groups, 0, &var);
+        if let Err(e) = self.reserve(bytes, table_growth) {
             self.table.truncate(before);
             return Err(e);
         }

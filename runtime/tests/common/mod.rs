@@ -10,8 +10,7 @@ use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, Phase, RowKind, SqlType, ROW_KIND_COLUMN};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
-    Int8Type,
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
 };
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
@@ -78,9 +77,7 @@ fn value(column: &ArrayRef, row: usize) -> String {
         DataType::Date32 => column.as_primitive::<Date32Type>().value(row).to_string(),
         DataType::Float32 => format!("{:?}", column.as_primitive::<Float32Type>().value(row)),
         DataType::Float64 => format!("{:?}", column.as_primitive::<Float64Type>().value(row)),
-        DataType::Decimal128(_, _) => column
-            .as_primitive::<Decimal128Type>()
-            .value_as_string(row),
+        DataType::Decimal128(_, _) => column.as_primitive::<Decimal128Type>().value_as_string(row),
         DataType::Utf8 => column.as_string::<i32>().value(row).to_string(),
         DataType::Boolean => column.as_boolean().value(row).to_string(),
         other => format!("<{other}>"),

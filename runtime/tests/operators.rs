@@ -1,0 +1,338 @@
+//! Operator behaviour beyond the changelog: the memory budget, bad input,
+//! snapshot/restore and restoring a subset of key groups (rescaling).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use aggforge_runtime::error::AggError;
+use aggforge_runtime::operator::GroupAggOperator;
+use aggforge_runtime::plan::{AggPlan, Emission};
+use aggforge_runtime::types::{Phase, SqlType};
+use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use common::*;
+
+const STRING: SqlType = SqlType::Varchar {
+    length: u32::MAX >> 1,
+};
+
+fn kv(keys: Vec<i32>, values: Vec<i64>) -> RecordBatch {
+    batch(vec![
+        Arc::new(Int32Array::from(keys)) as ArrayRef,
+        Arc::new(Int64Array::from(values)) as ArrayRef,
+    ])
+}
+
+fn sum_max(emission: Emission) -> AggPlan {
+    plan(
+        SqlType::Int,
+        vec![
+            call("SUM", Some((1, SqlType::BigInt))),
+            call("MAX", Some((1, SqlType::BigInt))),
+        ],
+        emission,
+    )
+}
+
+fn batches() -> Vec<RecordBatch> {
+    (0..8)
+        .map(|b| {
+            let keys: Vec<i32> = (0..200).map(|i| (i * 7 + b * 13) % 150).collect();
+            let values: Vec<i64> = (0..200).map(|i| (i as i64 * 31 + b as i64) % 97).collect();
+            kv(keys, values)
+        })
+        .collect()
+}
+
+#[test]
+fn memory_budget_error_leaves_state_intact() {
+    for emission in [Emission::Immediate, Emission::MiniBatch] {
+        let mut p = sum_max(emission);
+        p.memory_budget_bytes = 6_000;
+        let mut op = GroupAggOperator::new(p.clone()).unwrap();
+        let mut reference = GroupAggOperator::new(sum_max(emission)).unwrap();
+        let small = kv(vec![1, 2, 1], vec![5, 6, 7]);
+        let mut got = opt_rows(op.process(&small).unwrap());
+        let mut want = opt_rows(reference.process(&small).unwrap());
+        got.extend(opt_rows(op.flush().unwrap()));
+        want.extend(opt_rows(reference.flush().unwrap()));
+        let used = op.memory_used();
+        let groups = op.num_groups();
+
+        // 5000 new keys cannot fit in 6000 bytes.
+        let big = kv((100..5100).collect(), vec![1; 5000]);
+        let err = op.process(&big).unwrap_err();
+        assert!(matches!(err, AggError::MemoryBudget { .. }), "{err}");
+        assert_eq!(op.num_groups(), groups);
+        assert!(
+            op.memory_used() <= used + 64 * 1024,
+            "table capacity may stay"
+        );
+        assert_eq!(op.flush().unwrap().map(|b| b.num_rows()).unwrap_or(0), 0);
+
+        // The operator goes on exactly as if the failed batch never came.
+        let next = kv(vec![1, 3], vec![9, 1]);
+        got.extend(opt_rows(op.process(&next).unwrap()));
+        want.extend(opt_rows(reference.process(&next).unwrap()));
+        got.extend(opt_rows(op.flush().unwrap()));
+        want.extend(opt_rows(reference.flush().unwrap()));
+        assert_eq!(got, want);
+        assert_eq!(op.snapshot().unwrap(), reference.snapshot().unwrap());
+    }
+}
+
+#[test]
+fn string_keys_are_charged_for_their_bytes() {
+    let mut p = plan(STRING, vec![call("COUNT_STAR", None)], Emission::Immediate);
+    p.memory_budget_bytes = 200_000;
+    let mut op = GroupAggOperator::new(p).unwrap();
+    let long = "x".repeat(1000);
+    let keys: Vec<String> = (0..150).map(|i| format!("{long}{i}")).collect();
+    let b = batch(vec![Arc::new(StringArray::from(keys)) as ArrayRef]);
+    let err = op.process(&b).unwrap_err();
+    assert!(matches!(err, AggError::MemoryBudget { .. }), "{err}");
+    assert_eq!(op.num_groups(), 0);
+    let ok = batch(vec![Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef]);
+    assert_eq!(
+        opt_rows(op.process(&ok).unwrap()),
+        strs(&["+I[a, 1]", "+I[b, 1]"])
+    );
+}
+
+#[test]
+fn bad_input_is_an_error_and_changes_nothing() {
+    let mut op = GroupAggOperator::new(sum_max(Emission::Immediate)).unwrap();
+    op.process(&kv(vec![1], vec![5])).unwrap();
+    let before = op.snapshot().unwrap();
+
+    // Wrong argument type.
+    let wrong = batch(vec![
+        Arc::new(Int32Array::from(vec![1])) as ArrayRef,
+        Arc::new(Float64Array::from(vec![1.0])) as ArrayRef,
+    ]);
+    let err = op.process(&wrong).unwrap_err().to_string();
+    assert!(err.contains("Float64") && err.contains("Int64"), "{err}");
+
+    // Wrong key type.
+    let wrong = batch(vec![
+        Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+        Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+    ]);
+    assert!(matches!(op.process(&wrong), Err(AggError::Input(_))));
+
+    // Too few columns.
+    let short = batch(vec![Arc::new(Int32Array::from(vec![2])) as ArrayRef]);
+    let err = op.process(&short).unwrap_err().to_string();
+    assert!(err.contains("only 1 columns"), "{err}");
+
+    // A retraction in an insert-only plan, and a NULL row kind.
+    let retract = batch_with_kinds(
+        vec![
+            Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef,
+            Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
+        ],
+        vec![0, 3],
+    );
+    let err = op.process(&retract).unwrap_err().to_string();
+    assert!(err.contains("-D"), "{err}");
+    let mut kinds = retract.columns().to_vec();
+    kinds[2] = Arc::new(arrow_array::Int8Array::from(vec![Some(0), None]));
+    let null_kind = RecordBatch::try_new(retract.schema(), kinds);
+    if let Ok(null_kind) = null_kind {
+        let err = op.process(&null_kind).unwrap_err().to_string();
+        assert!(err.contains("NULL"), "{err}");
+    }
+
+    assert_eq!(op.snapshot().unwrap(), before);
+    // +I and +U rows are accumulated.
+    let upserts = batch_with_kinds(
+        vec![
+            Arc::new(Int32Array::from(vec![1, 1])) as ArrayRef,
+            Arc::new(Int64Array::from(vec![1, 10])) as ArrayRef,
+        ],
+        vec![0, 2],
+    );
+    assert_eq!(
+        opt_rows(op.process(&upserts).unwrap()),
+        strs(&["-U[1, 5, 5]", "+U[1, 6, 5]", "-U[1, 6, 5]", "+U[1, 16, 10]"])
+    );
+}
+
+#[test]
+fn plans_that_are_not_admitted_are_refused() {
+    let mut p = sum_max(Emission::Immediate);
+    p.calls[0].distinct = true;
+    let err = GroupAggOperator::new(p).unwrap_err().to_string();
+    assert!(err.contains("DISTINCT"), "{err}");
+    let mut p = sum_max(Emission::Immediate);
+    p.phase = Phase::Global;
+    assert!(GroupAggOperator::new(p).is_err());
+}
+
+fn run_to_end(op: &mut GroupAggOperator, batches: &[RecordBatch]) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in batches {
+        out.extend(opt_rows(op.process(b).unwrap()));
+        out.extend(opt_rows(op.flush().unwrap()));
+    }
+    out
+}
+
+#[test]
+fn snapshot_restore_continues_like_an_uninterrupted_run() {
+    for emission in [Emission::Immediate, Emission::MiniBatch] {
+        let input = batches();
+        let mut whole = GroupAggOperator::new(sum_max(emission)).unwrap();
+        let expected = run_to_end(&mut whole, &input);
+
+        let mut first = GroupAggOperator::new(sum_max(emission)).unwrap();
+        let mut got = run_to_end(&mut first, &input[..4]);
+        let snapshot = first.snapshot().unwrap();
+        let kgs: Vec<u16> = snapshot.iter().map(|p| p.0).collect();
+        assert!(kgs.windows(2).all(|w| w[0] < w[1]), "ascending key groups");
+        assert!(kgs.iter().all(|&kg| kg < 128));
+
+        let mut second = GroupAggOperator::new(sum_max(emission)).unwrap();
+        second.restore(&snapshot).unwrap();
+        assert_eq!(second.num_groups(), first.num_groups());
+        assert_eq!(second.snapshot().unwrap(), snapshot);
+        got.extend(run_to_end(&mut second, &input[4..]));
+        assert_eq!(got, expected);
+        // Restoring the same payloads twice is refused, and changes nothing.
+        assert!(second.restore(&snapshot).is_err());
+    }
+}
+
+#[test]
+fn restoring_a_subset_of_key_groups_keeps_exactly_those_groups() {
+    let input = batches();
+    let mut op = GroupAggOperator::new(sum_max(Emission::Immediate)).unwrap();
+    run_to_end(&mut op, &input);
+    let snapshot = op.snapshot().unwrap();
+    assert!(snapshot.len() > 10);
+
+    // Two subtasks after rescaling: key groups 0..64 and 64..128.
+    let mut all_keys = BTreeSet::new();
+    let mut total = 0;
+    for range in [0u16..64, 64..128] {
+        let mine: Vec<(u16, Vec<u8>)> = snapshot
+            .iter()
+            .filter(|(kg, _)| range.contains(kg))
+            .cloned()
+            .collect();
+        let mut part = GroupAggOperator::new(sum_max(Emission::Immediate)).unwrap();
+        part.restore(&mine).unwrap();
+        let restored = part.num_groups();
+        total += restored;
+        assert_eq!(part.snapshot().unwrap(), mine);
+        // One more row per key shows which keys this subtask holds.
+        let keys: Vec<i32> = (0..150).collect();
+        let out = opt_rows(part.process(&kv(keys, vec![1000; 150])).unwrap());
+        let held: BTreeSet<String> = out
+            .iter()
+            .filter(|r| r.starts_with("+U"))
+            .map(|r| r[3..].split(',').next().unwrap().to_string())
+            .collect();
+        assert_eq!(held.len(), restored);
+        assert_eq!(
+            out.iter().filter(|r| r.starts_with("+I")).count(),
+            150 - restored
+        );
+        assert!(held.is_disjoint(&all_keys));
+        all_keys.extend(held);
+    }
+    assert_eq!(total, op.num_groups());
+    assert_eq!(all_keys.len(), 150);
+
+    // A payload restored under the wrong key group is refused.
+    let (kg, bytes) = snapshot[0].clone();
+    let mut op = GroupAggOperator::new(sum_max(Emission::Immediate)).unwrap();
+    assert!(op.restore(&[(kg + 1, bytes)]).is_err());
+    assert_eq!(op.num_groups(), 0);
+}
+
+#[test]
+fn snapshot_with_an_open_bundle_is_refused() {
+    let mut op = GroupAggOperator::new(sum_max(Emission::MiniBatch)).unwrap();
+    op.process(&kv(vec![1], vec![1])).unwrap();
+    assert!(op.snapshot().is_err());
+    op.flush().unwrap();
+    assert_eq!(op.snapshot().unwrap().len(), 1);
+}
+
+/// Whole local-phase update speed: key lookup + MIN + MAX over DATE,
+/// 4096-row batches, 64 keys, one bundle per batch. Run with
+/// `cargo test --release -p aggforge-runtime --test operators --
+/// --ignored --nocapture local_min_max_speed`.
+#[test]
+#[ignore]
+fn local_min_max_speed() {
+    use aggforge_runtime::plan::AggCall;
+    use arrow_array::Date32Array;
+    let rows = 4096;
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let input: Vec<RecordBatch> = (0..16)
+        .map(|_| {
+            let keys: Vec<i32> = (0..rows).map(|_| 19_000 + (next() % 64) as i32).collect();
+            let values: Vec<Option<i32>> = (0..rows)
+                .map(|_| {
+                    let v = next();
+                    (v % 8 != 0).then_some((v >> 8) as i32 % 20_000)
+                })
+                .collect();
+            batch(vec![
+                Arc::new(Date32Array::from(keys)) as ArrayRef,
+                Arc::new(Date32Array::from(values)) as ArrayRef,
+            ])
+        })
+        .collect();
+    let calls: Vec<AggCall> = ["MIN", "MAX"]
+        .iter()
+        .map(|f| call(f, Some((1, SqlType::Date))))
+        .collect();
+    let mut p = plan(SqlType::Date, calls, Emission::MiniBatch);
+    p.phase = Phase::Local;
+    let mut op = GroupAggOperator::new(p).unwrap();
+    for (label, flush_every) in [("process only", usize::MAX), ("process + flush", 1)] {
+        let rounds = 2000;
+        let start = std::time::Instant::now();
+        for r in 0..rounds {
+            op.process(&input[r % input.len()]).unwrap();
+            if (r + 1) % flush_every.min(rounds) == 0 {
+                std::hint::black_box(op.flush().unwrap());
+            }
+        }
+        let ns = start.elapsed().as_nanos() as f64 / (rounds * rows) as f64;
+        println!("local MIN+MAX(DATE), 64 keys, {label}: {ns:.2} ns/row");
+        op.flush().unwrap();
+    }
+}
+
+#[test]
+fn a_plan_without_keys_has_one_group() {
+    let mut p = plan(
+        SqlType::Int,
+        vec![call("MAX", Some((0, SqlType::BigInt)))],
+        Emission::Immediate,
+    );
+    p.key_columns.clear();
+    p.key_types.clear();
+    let mut op = GroupAggOperator::new(p).unwrap();
+    let b = batch(vec![Arc::new(Int64Array::from(vec![5, 3, 7])) as ArrayRef]);
+    assert_eq!(
+        opt_rows(op.process(&b).unwrap()),
+        strs(&["+I[5]", "-U[5]", "+U[7]"])
+    );
+    let snapshot = op.snapshot().unwrap();
+    assert_eq!(snapshot.len(), 1);
+    let mut restored = GroupAggOperator::new(op.plan().clone()).unwrap();
+    restored.restore(&snapshot).unwrap();
+    assert_eq!(restored.num_groups(), 1);
+}
