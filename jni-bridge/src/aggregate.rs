@@ -4,6 +4,7 @@
 use aggforge_runtime::error::AggError;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{admit as admit_plan, AggPlan};
+use aggforge_runtime::snapshot::{SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
 use arrow_array::RecordBatch;
 
 use crate::error::BridgeResult;
@@ -82,23 +83,40 @@ pub unsafe fn flush(handle: u64, out_array: i64, out_schema: i64) -> BridgeResul
     emit(output, out_array, out_schema)
 }
 
-/// The operator's state, one payload per key group; each payload starts
-/// with its key group as two little-endian bytes.
+/// The operator's state, one payload per key group in the runtime's
+/// snapshot format ([`aggforge_runtime::snapshot`]), whose header names
+/// the key group ([`payload_key_group`]).
 pub fn snapshot(handle: u64) -> BridgeResult<Vec<Vec<u8>>> {
     let parts = OPERATORS.with(handle, |op| Ok(op.snapshot()?))?;
     Ok(parts.into_iter().map(|(_, bytes)| bytes).collect())
 }
 
-/// The key group a snapshot payload belongs to.
+/// Bytes before the key group in a payload header: magic (4), format
+/// version (u16), flags (u16).
+const KEY_GROUP_OFFSET: usize = 8;
+
+/// The key group a snapshot payload belongs to, read from its header.
 pub fn payload_key_group(payload: &[u8]) -> BridgeResult<u16> {
-    match payload {
-        [lo, hi, ..] => Ok(u16::from_le_bytes([*lo, *hi])),
-        _ => Err(AggError::Snapshot(format!(
+    let bad = |why: String| -> BridgeResult<u16> { Err(AggError::Snapshot(why).into()) };
+    if payload.len() < KEY_GROUP_OFFSET + 2 {
+        return bad(format!(
             "a payload of {} bytes has no key group header",
             payload.len()
-        ))
-        .into()),
+        ));
     }
+    if payload[..4] != SNAPSHOT_MAGIC {
+        return bad("the payload does not start with the snapshot magic".into());
+    }
+    let version = u16::from_le_bytes([payload[4], payload[5]]);
+    if version == 0 || version > SNAPSHOT_VERSION {
+        return bad(format!(
+            "snapshot format version {version} is unknown to this build (it writes {SNAPSHOT_VERSION})"
+        ));
+    }
+    Ok(u16::from_le_bytes([
+        payload[KEY_GROUP_OFFSET],
+        payload[KEY_GROUP_OFFSET + 1],
+    ]))
 }
 
 /// Restores payloads written by [`snapshot`] (any subset of key groups).
@@ -237,7 +255,15 @@ mod tests {
         );
 
         let payloads = snapshot(handle).unwrap();
-        assert!(!payloads.is_empty());
+        // Flink's key groups of INT keys 1 and 2 at max parallelism 128
+        // (docs/flink-semantics.md: INT 1 -> 94), ascending.
+        let groups: Vec<u16> = payloads
+            .iter()
+            .map(|p| payload_key_group(p).unwrap())
+            .collect();
+        assert_eq!(groups.len(), 2);
+        assert!(groups.contains(&94), "{groups:?}");
+        assert!(groups[0] < groups[1], "{groups:?}");
         let restored = create(&plan("immediate")).unwrap();
         restore(restored, payloads).unwrap();
         let out = run(restored, batch(vec![2], vec![1])).unwrap().unwrap();
@@ -287,6 +313,8 @@ mod tests {
         assert!(run(handle, batch(vec![3], vec![4])).unwrap().is_some());
         let err = restore(handle, vec![vec![1]]).unwrap_err().to_string();
         assert!(err.contains("no key group header"), "{err}");
+        let err = restore(handle, vec![vec![0; 16]]).unwrap_err().to_string();
+        assert!(err.contains("magic"), "{err}");
         close(handle).unwrap();
         let err = run(handle, batch(vec![3], vec![4])).unwrap_err();
         assert!(matches!(err, BridgeError::Handle(h) if h == handle));

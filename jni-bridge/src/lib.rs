@@ -102,7 +102,7 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_flush<'
 }
 
 /// `static native byte[][] snapshot(long handle)`: one payload per key
-/// group, each starting with the key group (u16, little-endian).
+/// group (see `keyGroupOf`).
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_snapshot<'l>(
     mut env: JNIEnv<'l>,
@@ -120,6 +120,23 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_snapsho
             env.delete_local_ref(array)?;
         }
         Ok(out.into_raw())
+    })
+}
+
+/// `static native int keyGroupOf(byte[] payload)`: the key group named in a
+/// snapshot payload's header.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_keyGroupOf<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    payload: JByteArray<'l>,
+) -> jint {
+    entry(&mut env, -1, |env| {
+        if payload.is_null() {
+            return Err(BridgeError::Ffi("the payload is null".into()));
+        }
+        let bytes = env.convert_byte_array(&payload)?;
+        Ok(jint::from(aggregate::payload_key_group(&bytes)?))
     })
 }
 

@@ -52,8 +52,8 @@ public final class NativeAggregate {
 
     /**
      * The operator's state: one payload per key group with state, in ascending key group order,
-     * each starting with its key group as two little-endian bytes ({@link #keyGroupOf}). The
-     * bundle must be flushed first.
+     * in the runtime's versioned snapshot format (its header names the key group: {@link
+     * #keyGroupOf}). The bundle must be flushed first.
      */
     public static native byte[][] snapshot(long handle);
 
@@ -69,11 +69,6 @@ public final class NativeAggregate {
     /** Operators created and not yet closed, in this process. */
     public static native int openCount();
 
-    /** The key group of a {@link #snapshot} payload. */
-    public static int keyGroupOf(byte[] payload) {
-        if (payload.length < 2) {
-            throw new IllegalArgumentException("a snapshot payload has at least 2 bytes");
-        }
-        return (payload[0] & 0xff) | (payload[1] & 0xff) << 8;
-    }
+    /** The key group named in the header of a {@link #snapshot} payload. */
+    public static native int keyGroupOf(byte[] payload);
 }

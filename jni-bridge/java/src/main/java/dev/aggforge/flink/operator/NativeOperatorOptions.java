@@ -21,15 +21,13 @@ public final class NativeOperatorOptions {
                             "Rows per Arrow batch a native aggregate operator hands to the runtime.");
 
     /**
-     * Whether mini-batch (single phase) and two-phase aggregates run natively. Their emission
-     * order is the iteration order of Flink's bundle HashMap, which the runtime reproduces from
-     * Flink's key hash (BinaryRowData.hashCode); off by default while the runtime computes a
-     * stand-in hash (its per-key changelogs already match, the order across keys does not).
+     * Whether mini-batch (single phase) and two-phase aggregates run natively (on by default; a
+     * switch to keep Flink's bundled operators while immediate mode runs natively).
      */
     public static final ConfigOption<Boolean> BUNDLED_ENABLED =
             ConfigOptions.key("table.exec.aggforge.bundled.enabled")
                     .booleanType()
-                    .defaultValue(false)
+                    .defaultValue(true)
                     .withDescription(
                             "Also run mini-batch and two-phase group aggregates natively.");
 }
