@@ -1,7 +1,198 @@
 //! JNI bridge between Apache Flink and the aggforge runtime.
 //!
-//! The Flink integration (operators, planner hook, C Data Interface) is
-//! built in the Flink acceleration issue; this crate re-exports the runtime
-//! so the cdylib links it today.
+//! Java class `dev.aggforge.flink.nativelib.NativeAggregate` declares the
+//! native methods below. Each goes through [`boundary::entry`], which
+//! catches panics and turns every error into an
+//! `AggforgeNativeException` carrying the native message. Operators live
+//! in a [`registry::Registry`] behind generation-checked handles. Batches
+//! cross as Arrow C Data Interface structs that Java allocates ([`ffi`]).
+
+pub mod aggregate;
+pub mod boundary;
+pub mod error;
+pub mod ffi;
+pub mod registry;
 
 pub use aggforge_runtime as runtime;
+
+use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
+use jni::JNIEnv;
+
+use boundary::entry;
+use error::{BridgeError, BridgeResult};
+
+fn to_jboolean(value: bool) -> jboolean {
+    if value {
+        JNI_TRUE
+    } else {
+        JNI_FALSE
+    }
+}
+
+fn read_string(env: &mut JNIEnv<'_>, text: &JString<'_>, what: &str) -> BridgeResult<String> {
+    if text.is_null() {
+        return Err(BridgeError::Ffi(format!("{what} is null")));
+    }
+    Ok(env.get_string(text)?.into())
+}
+
+/// `static native String admit(String planJson)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_admit<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    plan: JString<'l>,
+) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let plan = read_string(env, &plan, "the plan")?;
+        Ok(env.new_string(aggregate::admit(&plan))?.into_raw())
+    })
+}
+
+/// `static native long create(String planJson)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_create<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    plan: JString<'l>,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let plan = read_string(env, &plan, "the plan")?;
+        Ok(aggregate::create(&plan)? as jlong)
+    })
+}
+
+/// `static native boolean process(long handle, long inArray, long inSchema,
+/// long outArray, long outSchema)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_process<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    in_array: jlong,
+    in_schema: jlong,
+    out_array: jlong,
+    out_schema: jlong,
+) -> jboolean {
+    entry(&mut env, JNI_FALSE, |_| {
+        // SAFETY: Java passes the addresses of ArrowArray/ArrowSchema structs
+        // it allocated; the ffi module checks null and alignment.
+        let emitted = unsafe {
+            aggregate::process(handle as u64, in_array, in_schema, out_array, out_schema)?
+        };
+        Ok(to_jboolean(emitted))
+    })
+}
+
+/// `static native boolean flush(long handle, long outArray, long outSchema)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_flush<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    out_array: jlong,
+    out_schema: jlong,
+) -> jboolean {
+    entry(&mut env, JNI_FALSE, |_| {
+        // SAFETY: as in process.
+        let emitted = unsafe { aggregate::flush(handle as u64, out_array, out_schema)? };
+        Ok(to_jboolean(emitted))
+    })
+}
+
+/// `static native byte[][] snapshot(long handle)`: one payload per key
+/// group (see `keyGroupOf`).
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_snapshot<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let payloads = aggregate::snapshot(handle as u64)?;
+        let len = jint::try_from(payloads.len())
+            .map_err(|_| BridgeError::Ffi("too many snapshot payloads".into()))?;
+        let out = env.new_object_array(len, "[B", JObject::null())?;
+        for (i, bytes) in payloads.iter().enumerate() {
+            let array = env.byte_array_from_slice(bytes)?;
+            env.set_object_array_element(&out, i as jint, &array)?;
+            env.delete_local_ref(array)?;
+        }
+        Ok(out.into_raw())
+    })
+}
+
+/// `static native int keyGroupOf(byte[] payload)`: the key group named in a
+/// snapshot payload's header.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_keyGroupOf<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    payload: JByteArray<'l>,
+) -> jint {
+    entry(&mut env, -1, |env| {
+        if payload.is_null() {
+            return Err(BridgeError::Ffi("the payload is null".into()));
+        }
+        let bytes = env.convert_byte_array(&payload)?;
+        Ok(jint::from(aggregate::payload_key_group(&bytes)?))
+    })
+}
+
+/// `static native void restore(long handle, byte[][] payloads)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_restore<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    payloads: JObjectArray<'l>,
+) {
+    entry(&mut env, (), |env| {
+        if payloads.is_null() {
+            return Err(BridgeError::Ffi("the payload array is null".into()));
+        }
+        let len = env.get_array_length(&payloads)?;
+        let mut parts = Vec::with_capacity(len as usize);
+        for i in 0..len {
+            let element = JByteArray::from(env.get_object_array_element(&payloads, i)?);
+            if element.is_null() {
+                return Err(BridgeError::Ffi(format!("payload {i} is null")));
+            }
+            parts.push(env.convert_byte_array(&element)?);
+            env.delete_local_ref(element)?;
+        }
+        aggregate::restore(handle as u64, parts)
+    })
+}
+
+/// `static native long memoryUsed(long handle)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_memoryUsed<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, 0, |_| {
+        Ok(aggregate::memory_used(handle as u64)? as jlong)
+    })
+}
+
+/// `static native void close(long handle)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_close<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    entry(&mut env, (), |_| aggregate::close(handle as u64))
+}
+
+/// `static native int openCount()`: operators created and not closed.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_openCount<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+) -> jint {
+    entry(&mut env, 0, |_| Ok(aggregate::open_count() as jint))
+}

@@ -10,8 +10,11 @@ import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
+import org.apache.flink.table.planner.utils.ShortcutUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import dev.aggforge.flink.operator.NativeRewrite;
 
 /**
  * The aggforge step of the stream optimizer, run after all of Flink's own programs on the
@@ -76,17 +79,21 @@ public final class AggforgeRewriteProgram implements FlinkOptimizeProgram<Stream
     }
 
     /**
-     * <b>The replacement point.</b> Returns the physical node that runs {@code node}'s aggregate.
-     *
-     * <p>Today it returns {@code node} unchanged, so Flink keeps its own operator. The JNI session
-     * replaces this body: send {@code descriptor.toPlanJson(...)} to the native runtime; if it
-     * answers "admitted", return a subclass of the node's class (same traits, row type and
-     * inputs, so the rest of the plan and EXPLAIN stay valid) whose {@code translateToExecNode}
-     * returns an ExecNode that creates the aggforge operator (RowDataToArrow in, the native
-     * aggregate over the C Data Interface, ArrowToRowData out); if "not admitted", log the reason
-     * and return {@code node}.
+     * <b>The replacement point.</b> Returns the physical node that runs {@code node}'s aggregate:
+     * when the native runtime admits the descriptor's plan, a subclass of the node's class (same
+     * traits, row type and input, so the rest of the plan stays valid) that EXPLAIN shows as
+     * {@code Aggforge...GroupAggregate(..., aggforge=[specializations])} and whose exec node runs
+     * {@link dev.aggforge.flink.operator.NativeGroupAggOperator}; otherwise {@code node} itself,
+     * with the reason logged.
      */
     RelNode replaceWithNativeOperator(StreamPhysicalGroupAggregateBase node, AggregateDescriptor descriptor) {
+        NativeRewrite.Outcome outcome =
+                NativeRewrite.replace(node, descriptor, ShortcutUtils.unwrapTableConfig(node));
+        if (outcome.replaced()) {
+            LOG.info("aggforge: group aggregate runs natively ({})", outcome.admission());
+            return outcome.replacement();
+        }
+        LOG.info("aggforge: group aggregate stays on Flink ({})", outcome.reason());
         return node;
     }
 }

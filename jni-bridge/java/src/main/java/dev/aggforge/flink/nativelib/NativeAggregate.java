@@ -1,0 +1,74 @@
+package dev.aggforge.flink.nativelib;
+
+/**
+ * The native methods of the aggforge runtime (Rust, {@code jni-bridge/src/lib.rs}). An operator
+ * is a {@code long} handle from {@link #create}; every call checks its handle, so a closed or
+ * unknown one raises {@link AggforgeNativeException} rather than touching freed memory. Every
+ * failure, including a panic in native code, raises {@link AggforgeNativeException} with the
+ * native message.
+ *
+ * <p>Batches cross through the Arrow C Data Interface: the caller allocates {@code ArrowArray}
+ * and {@code ArrowSchema} structs (arrow-c-data) and passes their memory addresses. Input
+ * batches are exported struct arrays (a {@code VectorSchemaRoot}); the native side takes them
+ * over (the structs are left released) and releases their buffers before the call returns. An
+ * output batch is written into the output structs, which the caller imports and owns.
+ *
+ * <p>{@link ArrowAggregate} wraps these methods with the Arrow plumbing.
+ */
+public final class NativeAggregate {
+
+    static {
+        NativeLibrary.load();
+    }
+
+    private NativeAggregate() {}
+
+    /** Makes sure the library is loaded (class initialization does it). */
+    public static void ensureLoaded() {
+        // Running the static initializer is the effect.
+    }
+
+    /**
+     * Whether the runtime runs the plan (wire format version 1): {@code "admitted: <spec>, ..."}
+     * (one specialization per call) or the reason it does not.
+     */
+    public static native String admit(String planJson);
+
+    /** Creates an operator with empty state for an admitted plan; returns its handle. */
+    public static native long create(String planJson);
+
+    /**
+     * Processes the exported input batch; returns true when it wrote an output batch (immediate
+     * mode's changelog rows) into the output structs.
+     */
+    public static native boolean process(
+            long handle, long inArrayAddress, long inSchemaAddress, long outArrayAddress, long outSchemaAddress);
+
+    /**
+     * Finishes the open bundle (mini-batch, local, global); returns true when it wrote an output
+     * batch into the output structs.
+     */
+    public static native boolean flush(long handle, long outArrayAddress, long outSchemaAddress);
+
+    /**
+     * The operator's state: one payload per key group with state, in ascending key group order,
+     * in the runtime's versioned snapshot format (its header names the key group: {@link
+     * #keyGroupOf}). The bundle must be flushed first.
+     */
+    public static native byte[][] snapshot(long handle);
+
+    /** Restores payloads of {@link #snapshot} (any subset of key groups) into a fresh operator. */
+    public static native void restore(long handle, byte[][] payloads);
+
+    /** Bytes of state and bundle the operator holds. */
+    public static native long memoryUsed(long handle);
+
+    /** Closes the operator; its handle is invalid afterwards. */
+    public static native void close(long handle);
+
+    /** Operators created and not yet closed, in this process. */
+    public static native int openCount();
+
+    /** The key group named in the header of a {@link #snapshot} payload. */
+    public static native int keyGroupOf(byte[] payload);
+}

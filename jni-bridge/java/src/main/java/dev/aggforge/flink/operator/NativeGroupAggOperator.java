@@ -1,0 +1,287 @@
+package dev.aggforge.flink.operator;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
+import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
+import org.apache.flink.runtime.state.KeyGroupsList;
+import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+
+import dev.aggforge.flink.arrow.ArrowToRowData;
+import dev.aggforge.flink.arrow.RowDataToArrow;
+import dev.aggforge.flink.nativelib.ArrowAggregate;
+import dev.aggforge.flink.nativelib.NativeAggregate;
+
+/**
+ * A Flink group-aggregate operator that runs on the aggforge runtime. It stands in for Flink's
+ * GroupAggFunction (immediate), MiniBatchGroupAggFunction, MiniBatchLocalGroupAggFunction and
+ * MiniBatchGlobalGroupAggFunction operators, with the same changelog.
+ *
+ * <p>Input rows are transposed into Arrow batches ({@link RowDataToArrow}) and handed to the
+ * runtime over the C Data Interface; output batches are read back row by row ({@link
+ * ArrowToRowData}) and emitted. The runtime emits per row, so batching never changes the
+ * changelog, only when it leaves the operator: a batch is handed over when it fills, on every
+ * watermark, before a checkpoint barrier and at end of input.
+ *
+ * <p>Bundled modes follow Flink's {@code AbstractMapBundleOperator}: the bundle is finished after
+ * {@code table.exec.mini-batch.size} elements, on every watermark, before a checkpoint barrier
+ * and at end of input.
+ *
+ * <p>State (not for the local phase, which has none) is written as raw keyed state, one payload
+ * per key group, so Flink redistributes it by key group when rescaling.
+ *
+ * <p>The operator runs after the hash exchange on the group keys (or, for the local phase,
+ * before it) and needs no key context per record: the runtime hashes keys itself.
+ */
+public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData>
+        implements OneInputStreamOperator<RowData, RowData>, BoundedOneInput {
+
+    private static final long serialVersionUID = 1L;
+
+    /** Native operators opened in this JVM (tests check that the native path really ran). */
+    public static final AtomicLong OPENED = new AtomicLong();
+
+    /** Input rows handed to native operators in this JVM. */
+    public static final AtomicLong ROWS = new AtomicLong();
+
+    private final NativeOperatorSpec spec;
+
+    private transient BufferAllocator allocator;
+    private transient RowDataToArrow transposer;
+    private transient ArrowToRowData reader;
+    private transient ArrowAggregate aggregate;
+    private transient StreamRecord<RowData> outRecord;
+    private transient long bundleCount;
+
+    /** An operator for {@code spec}. */
+    public NativeGroupAggOperator(NativeOperatorSpec spec) {
+        this.spec = spec;
+    }
+
+    /** What the operator runs. */
+    public NativeOperatorSpec spec() {
+        return spec;
+    }
+
+    /**
+     * The native state is written to the raw keyed state streams, so Flink must not read them
+     * for (legacy) timer snapshots; the operator registers no timers.
+     */
+    @Override
+    protected boolean isUsingCustomRawKeyedState() {
+        return true;
+    }
+
+    /** The runtime keys rows itself, so Flink need not set a key context per record. */
+    @Override
+    public boolean hasKeyContext1() {
+        return false;
+    }
+
+    private void ensureNative() {
+        if (aggregate != null) {
+            return;
+        }
+        int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        allocator = new RootAllocator();
+        aggregate = new ArrowAggregate(spec.planJson(maxParallelism), allocator);
+        int capacity = (int) Math.min(spec.batchSize(), 1 << 16);
+        transposer =
+                new RowDataToArrow(
+                        allocator, spec.inputType(), spec.columns(), spec.withRowKind(), capacity);
+        reader = new ArrowToRowData(spec.outputType());
+        outRecord = new StreamRecord<>(null);
+        OPENED.incrementAndGet();
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        ensureNative();
+        if (!context.isRestored() || !spec.mode().keyed()) {
+            return;
+        }
+        Map<Integer, byte[]> payloads = new HashMap<>();
+        for (KeyGroupStatePartitionStreamProvider provider : context.getRawKeyedStateInputs()) {
+            byte[] payload = readPayload(provider.getStream());
+            if (payload != null) {
+                payloads.put(provider.getKeyGroupId(), payload);
+            }
+        }
+        if (!payloads.isEmpty()) {
+            aggregate.restore(payloads.values().toArray(new byte[0][]));
+        }
+    }
+
+    /** A key group's payload: an int length then the bytes; length 0 (or nothing) is none. */
+    private static byte[] readPayload(InputStream stream) throws IOException {
+        DataInputStream in = new DataInputStream(stream);
+        int length;
+        try {
+            length = in.readInt();
+        } catch (EOFException e) {
+            return null;
+        }
+        if (length == 0) {
+            return null;
+        }
+        byte[] payload = new byte[length];
+        in.readFully(payload);
+        return payload;
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        ensureNative();
+        bundleCount = 0;
+    }
+
+    @Override
+    public void processElement(StreamRecord<RowData> element) throws Exception {
+        transposer.append(element.getValue());
+        if (spec.mode().bundled()) {
+            bundleCount++;
+            if (bundleCount >= spec.bundleSize()) {
+                finishBundle();
+                return;
+            }
+        }
+        if (transposer.rowCount() >= spec.batchSize()) {
+            handOver();
+        }
+    }
+
+    /** Hands the pending rows to the runtime and emits what it returns. */
+    private void handOver() {
+        int rows = transposer.rowCount();
+        if (rows == 0) {
+            return;
+        }
+        VectorSchemaRoot out = aggregate.process(transposer.finish());
+        // The native side is done with the batch once process returns.
+        transposer.reset();
+        ROWS.addAndGet(rows);
+        emit(out);
+    }
+
+    /** Flink's finishBundle (bundled modes), or just the pending rows (immediate). */
+    private void finishBundle() {
+        if (aggregate == null) {
+            return;
+        }
+        handOver();
+        if (spec.mode().bundled()) {
+            emit(aggregate.flush());
+            bundleCount = 0;
+        }
+    }
+
+    private void emit(VectorSchemaRoot out) {
+        if (out == null) {
+            return;
+        }
+        try (out) {
+            reader.bind(out);
+            int rows = reader.rowCount();
+            for (int i = 0; i < rows; i++) {
+                output.collect(outRecord.replace(reader.read(i)));
+            }
+        }
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        finishBundle();
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        super.prepareSnapshotPreBarrier(checkpointId);
+        finishBundle();
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        if (!spec.mode().keyed()) {
+            return;
+        }
+        byte[][] payloads = aggregate.snapshot();
+        Map<Integer, byte[]> byGroup = new HashMap<>();
+        for (byte[] payload : payloads) {
+            byGroup.put(NativeAggregate.keyGroupOf(payload), payload);
+        }
+        KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
+        KeyGroupsList range = out.getKeyGroupList();
+        for (int keyGroup : byGroup.keySet()) {
+            if (!range.contains(keyGroup)) {
+                throw new IllegalStateException(
+                        "native state holds key group "
+                                + keyGroup
+                                + ", outside this subtask's key groups "
+                                + range);
+            }
+        }
+        DataOutputViewStreamWrapper view = new DataOutputViewStreamWrapper(out);
+        for (int keyGroup : range) {
+            out.startNewKeyGroup(keyGroup);
+            byte[] payload = byGroup.get(keyGroup);
+            if (payload == null) {
+                view.writeInt(0);
+            } else {
+                view.writeInt(payload.length);
+                view.write(payload);
+            }
+        }
+    }
+
+    @Override
+    public void endInput() throws Exception {
+        finishBundle();
+    }
+
+    @Override
+    public void finish() throws Exception {
+        finishBundle();
+        super.finish();
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            if (aggregate != null) {
+                aggregate.close();
+            }
+            if (transposer != null) {
+                transposer.close();
+            }
+            if (allocator != null) {
+                allocator.close();
+            }
+        } finally {
+            aggregate = null;
+            transposer = null;
+            allocator = null;
+            super.close();
+        }
+    }
+}

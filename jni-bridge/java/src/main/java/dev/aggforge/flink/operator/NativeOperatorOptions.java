@@ -1,0 +1,33 @@
+package dev.aggforge.flink.operator;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+/** Table options of the native operators. */
+public final class NativeOperatorOptions {
+
+    private NativeOperatorOptions() {}
+
+    /**
+     * Rows per Arrow batch handed to the runtime. Batching does not change the changelog (the
+     * runtime emits per row); it only delays when rows leave the operator, up to the next full
+     * batch, watermark, checkpoint or end of input.
+     */
+    public static final ConfigOption<Integer> BATCH_SIZE =
+            ConfigOptions.key("table.exec.aggforge.batch-size")
+                    .intType()
+                    .defaultValue(1024)
+                    .withDescription(
+                            "Rows per Arrow batch a native aggregate operator hands to the runtime.");
+
+    /**
+     * Whether mini-batch (single phase) and two-phase aggregates run natively (on by default; a
+     * switch to keep Flink's bundled operators while immediate mode runs natively).
+     */
+    public static final ConfigOption<Boolean> BUNDLED_ENABLED =
+            ConfigOptions.key("table.exec.aggforge.bundled.enabled")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Also run mini-batch and two-phase group aggregates natively.");
+}

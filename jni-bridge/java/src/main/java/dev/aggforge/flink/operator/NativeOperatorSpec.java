@@ -1,0 +1,152 @@
+package dev.aggforge.flink.operator;
+
+import java.io.Serializable;
+import java.util.Arrays;
+import java.util.Objects;
+
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * Everything a {@link NativeGroupAggOperator} needs at run time, fixed at planning time and
+ * shipped with the job graph.
+ */
+public final class NativeOperatorSpec implements Serializable {
+
+    private static final long serialVersionUID = 1L;
+
+    /** How the operator emits: Flink's four group-aggregate operators. */
+    public enum Mode {
+        /** Single phase, per row (GroupAggFunction). */
+        IMMEDIATE,
+        /** Single phase, per bundle (MiniBatchGroupAggFunction). */
+        MINI_BATCH,
+        /** Local phase: per-bundle partials, no state (MiniBatchLocalGroupAggFunction). */
+        LOCAL,
+        /** Global phase: merges partials per bundle (MiniBatchGlobalGroupAggFunction). */
+        GLOBAL;
+
+        /** Whether rows are collected in bundles that are flushed as a whole. */
+        public boolean bundled() {
+            return this != IMMEDIATE;
+        }
+
+        /** Whether the operator keeps keyed state (every mode but the local phase). */
+        public boolean keyed() {
+            return this != LOCAL;
+        }
+    }
+
+    private final String planJson;
+    private final RowType inputType;
+    private final RowType outputType;
+    private final int[] columns;
+    private final boolean withRowKind;
+    private final Mode mode;
+    private final long bundleSize;
+    private final int batchSize;
+    private final String specializations;
+
+    /**
+     * @param planJson the runtime plan; its column indexes refer to the transposed batch
+     * @param inputType the operator's input rows
+     * @param outputType the operator's output rows
+     * @param columns the input fields transposed into each batch, in batch column order
+     * @param withRowKind whether batches carry the {@code $row_kind} column
+     * @param mode emission mode
+     * @param bundleSize elements per bundle (table.exec.mini-batch.size) for bundled modes
+     * @param batchSize rows per Arrow batch handed to the runtime
+     * @param specializations the runtime's admission answer (for EXPLAIN and logs)
+     */
+    public NativeOperatorSpec(
+            String planJson,
+            RowType inputType,
+            RowType outputType,
+            int[] columns,
+            boolean withRowKind,
+            Mode mode,
+            long bundleSize,
+            int batchSize,
+            String specializations) {
+        this.planJson = Objects.requireNonNull(planJson);
+        this.inputType = Objects.requireNonNull(inputType);
+        this.outputType = Objects.requireNonNull(outputType);
+        this.columns = columns.clone();
+        this.withRowKind = withRowKind;
+        this.mode = Objects.requireNonNull(mode);
+        if (mode.bundled() && bundleSize <= 0) {
+            throw new IllegalArgumentException(mode + " needs a bundle size > 0, got " + bundleSize);
+        }
+        if (batchSize <= 0) {
+            throw new IllegalArgumentException("batch size must be > 0, got " + batchSize);
+        }
+        this.bundleSize = bundleSize;
+        this.batchSize = batchSize;
+        this.specializations = Objects.requireNonNull(specializations);
+    }
+
+    /** The plan with {@code max_parallelism} set to the job's real value. */
+    public String planJson(int maxParallelism) {
+        return planJson.replaceFirst(
+                "\"max_parallelism\":\\d+", "\"max_parallelism\":" + maxParallelism);
+    }
+
+    /** The plan as planned. */
+    public String planJson() {
+        return planJson;
+    }
+
+    /** The operator's input row type. */
+    public RowType inputType() {
+        return inputType;
+    }
+
+    /** The operator's output row type. */
+    public RowType outputType() {
+        return outputType;
+    }
+
+    /** Input fields transposed into each batch. */
+    public int[] columns() {
+        return columns.clone();
+    }
+
+    /** Whether batches carry {@code $row_kind}. */
+    public boolean withRowKind() {
+        return withRowKind;
+    }
+
+    /** Emission mode. */
+    public Mode mode() {
+        return mode;
+    }
+
+    /** Elements per bundle (bundled modes). */
+    public long bundleSize() {
+        return bundleSize;
+    }
+
+    /** Rows per Arrow batch. */
+    public int batchSize() {
+        return batchSize;
+    }
+
+    /** The runtime's admission answer. */
+    public String specializations() {
+        return specializations;
+    }
+
+    @Override
+    public String toString() {
+        return "NativeOperatorSpec{mode="
+                + mode
+                + ", columns="
+                + Arrays.toString(columns)
+                + ", bundleSize="
+                + bundleSize
+                + ", batchSize="
+                + batchSize
+                + ", "
+                + specializations
+                + "}";
+    }
+}

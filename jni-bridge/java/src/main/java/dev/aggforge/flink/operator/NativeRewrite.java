@@ -1,0 +1,231 @@
+package dev.aggforge.flink.operator;
+
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+
+import org.apache.calcite.rel.RelNode;
+import org.apache.flink.table.api.TableConfig;
+import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeBase;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
+import org.apache.flink.table.types.logical.RowType;
+
+import dev.aggforge.flink.arrow.ArrowTypes;
+import dev.aggforge.flink.arrow.RowDataToArrow;
+import dev.aggforge.flink.nativelib.ArrowAggregate;
+import dev.aggforge.flink.planner.AggforgeOptions;
+import dev.aggforge.flink.planner.AggregateDescriptor;
+import dev.aggforge.flink.planner.AggregateDescriptor.Call;
+import dev.aggforge.flink.planner.AggregateDescriptor.InputMode;
+import dev.aggforge.flink.planner.AggregateDescriptor.Phase;
+
+/**
+ * Builds the native replacement of a Flink group-aggregate node: the operator spec (plan JSON
+ * over the transposed columns, modes, row types), the runtime's admission, and the physical node
+ * subclass that translates to {@link StreamExecAggforgeGroupAggregate}.
+ */
+public final class NativeRewrite {
+
+    /** Max parallelism written into planned plans; the operator sets the job's real value. */
+    static final int PLANNED_MAX_PARALLELISM = 128;
+
+    private NativeRewrite() {}
+
+    /**
+     * The outcome for one node: the replacement, or why Flink keeps its operator.
+     *
+     * @param replacement the native node, or null
+     * @param reason why not (empty when replaced)
+     * @param admission the runtime's answer, when it was asked
+     */
+    public record Outcome(RelNode replacement, String reason, String admission) {
+
+        /** Whether the node was replaced. */
+        public boolean replaced() {
+            return replacement != null;
+        }
+    }
+
+    /** Decides and builds the replacement of {@code node}, described by {@code descriptor}. */
+    public static Outcome replace(
+            StreamPhysicalGroupAggregateBase node, AggregateDescriptor descriptor, TableConfig config) {
+        if (!descriptor.supportedByJavaSide()) {
+            return new Outcome(null, descriptor.unsupported(), "");
+        }
+        if (mode(descriptor).bundled() && !config.get(NativeOperatorOptions.BUNDLED_ENABLED)) {
+            return new Outcome(
+                    null,
+                    "mini-batch and two-phase aggregates are off ("
+                            + NativeOperatorOptions.BUNDLED_ENABLED.key()
+                            + "=false)",
+                    "");
+        }
+        RowType inputType = FlinkTypeFactory.toLogicalRowType(node.getInput().getRowType());
+        RowType outputType = FlinkTypeFactory.toLogicalRowType(node.getRowType());
+        int[] columns = usedColumns(descriptor);
+        boolean withRowKind =
+                descriptor.input() == InputMode.RETRACTING && descriptor.phase() != Phase.GLOBAL;
+        try {
+            RowDataToArrow.schemaFor(inputType, columns, withRowKind);
+            for (int i = 0; i < outputType.getFieldCount(); i++) {
+                ArrowTypes.fieldFor(outputType.getFieldNames().get(i), outputType.getTypeAt(i));
+            }
+        } catch (IllegalArgumentException e) {
+            return new Outcome(null, "no Arrow layout: " + e.getMessage(), "");
+        }
+        AggregateDescriptor remapped = remap(descriptor, columns);
+        String planJson =
+                remapped.toPlanJson(
+                        config.get(AggforgeOptions.MEMORY_BUDGET).getBytes(), PLANNED_MAX_PARALLELISM);
+        String admission;
+        try {
+            admission = ArrowAggregate.admit(planJson);
+        } catch (UnsatisfiedLinkError | RuntimeException e) {
+            return new Outcome(null, "the native library is unavailable: " + e.getMessage(), "");
+        }
+        if (!ArrowAggregate.isAdmitted(admission)) {
+            return new Outcome(null, "not admitted by the runtime: " + admission, admission);
+        }
+        NativeOperatorSpec spec =
+                new NativeOperatorSpec(
+                        planJson,
+                        inputType,
+                        outputType,
+                        columns,
+                        withRowKind,
+                        mode(descriptor),
+                        descriptor.miniBatchSize(),
+                        config.get(NativeOperatorOptions.BATCH_SIZE),
+                        admission.substring("admitted: ".length()));
+        RelNode input = node.getInput();
+        RelNode replacement;
+        if (node instanceof StreamPhysicalGroupAggregate single) {
+            replacement =
+                    new StreamPhysicalAggforgeGroupAggregate(single, node.getTraitSet(), input, spec);
+        } else if (node instanceof StreamPhysicalLocalGroupAggregate local) {
+            replacement =
+                    new StreamPhysicalAggforgeLocalGroupAggregate(local, node.getTraitSet(), input, spec);
+        } else if (node instanceof StreamPhysicalGlobalGroupAggregate global) {
+            replacement =
+                    new StreamPhysicalAggforgeGlobalGroupAggregate(
+                            global, node.getTraitSet(), input, spec);
+        } else {
+            return new Outcome(null, "unknown aggregate node " + node.getClass().getName(), admission);
+        }
+        return new Outcome(replacement, "", admission);
+    }
+
+    static NativeOperatorSpec.Mode mode(AggregateDescriptor descriptor) {
+        switch (descriptor.phase()) {
+            case LOCAL:
+                return NativeOperatorSpec.Mode.LOCAL;
+            case GLOBAL:
+                return NativeOperatorSpec.Mode.GLOBAL;
+            default:
+                return descriptor.emission() == AggregateDescriptor.Emission.MINI_BATCH
+                        ? NativeOperatorSpec.Mode.MINI_BATCH
+                        : NativeOperatorSpec.Mode.IMMEDIATE;
+        }
+    }
+
+    /** Input columns the runtime reads (keys, arguments, filters), ascending. */
+    static int[] usedColumns(AggregateDescriptor descriptor) {
+        TreeSet<Integer> used = new TreeSet<>(descriptor.keyColumns());
+        for (Call call : descriptor.calls()) {
+            used.addAll(call.args());
+            if (call.filter() >= 0) {
+                used.add(call.filter());
+            }
+        }
+        if (descriptor.phase() == Phase.GLOBAL && descriptor.countStarColumn() >= 0) {
+            used.add(descriptor.countStarColumn());
+        }
+        return used.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** The descriptor with input column indexes renumbered to positions in {@code columns}. */
+    static AggregateDescriptor remap(AggregateDescriptor d, int[] columns) {
+        List<Call> calls = new ArrayList<>(d.calls().size());
+        for (Call call : d.calls()) {
+            calls.add(
+                    new Call(
+                            call.function(),
+                            remap(call.args(), columns),
+                            call.argTypes(),
+                            call.distinct(),
+                            call.filter() < 0 ? -1 : position(columns, call.filter()),
+                            call.resultType(),
+                            call.retraction()));
+        }
+        int countStar =
+                d.phase() == Phase.GLOBAL && d.countStarColumn() >= 0
+                        ? position(columns, d.countStarColumn())
+                        : d.countStarColumn();
+        return new AggregateDescriptor(
+                d.node(),
+                d.phase(),
+                d.input(),
+                d.emission(),
+                d.miniBatchSize(),
+                d.generateUpdateBefore(),
+                d.stateTtlMs(),
+                remap(d.keyColumns(), columns),
+                d.keyTypes(),
+                d.inputTypes(),
+                d.outputTypes(),
+                countStar,
+                calls,
+                d.unsupported());
+    }
+
+    private static List<Integer> remap(List<Integer> indexes, int[] columns) {
+        List<Integer> out = new ArrayList<>(indexes.size());
+        for (int index : indexes) {
+            out.add(position(columns, index));
+        }
+        return out;
+    }
+
+    private static int position(int[] columns, int column) {
+        for (int i = 0; i < columns.length; i++) {
+            if (columns[i] == column) {
+                return i;
+            }
+        }
+        throw new IllegalArgumentException("column " + column + " is not transposed");
+    }
+
+    /** The exec node of a native physical node, built from the stock one it replaces. */
+    static ExecNode<?> execNode(ExecNode<?> stock, NativeOperatorSpec spec, int[] grouping) {
+        ExecNodeBase<?> base = (ExecNodeBase<?>) stock;
+        return new StreamExecAggforgeGroupAggregate(
+                base.getPersistedConfig(),
+                spec,
+                grouping,
+                base.getInputProperties(),
+                (RowType) base.getOutputType(),
+                base.getDescription());
+    }
+
+    /** Reads a private field a Flink (Scala) node keeps no accessor for. */
+    static <T> T privateField(Object owner, String name, Class<T> type) {
+        for (Class<?> c = owner.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                Field field = c.getDeclaredField(name);
+                field.setAccessible(true);
+                return type.cast(field.get(owner));
+            } catch (NoSuchFieldException e) {
+                // Declared further up.
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException("cannot read " + name + " of " + owner.getClass(), e);
+            }
+        }
+        throw new IllegalStateException(owner.getClass() + " has no field " + name);
+    }
+}

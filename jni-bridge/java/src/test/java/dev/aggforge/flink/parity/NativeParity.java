@@ -1,0 +1,69 @@
+package dev.aggforge.flink.parity;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.aggforge.flink.harness.Changelog;
+import dev.aggforge.flink.harness.InputTable;
+import dev.aggforge.flink.harness.RunOptions;
+import dev.aggforge.flink.harness.SqlHarness;
+import dev.aggforge.flink.operator.NativeGroupAggOperator;
+import dev.aggforge.flink.operator.NativeOperatorOptions;
+import dev.aggforge.flink.planner.AggforgeOptions;
+import dev.aggforge.flink.planner.AggforgePlanner;
+
+/** Runs a query on stock Flink and with aggforge installed, and compares. */
+final class NativeParity {
+
+    private NativeParity() {}
+
+    /** {@code options} with the aggforge hook installed (bundled modes on). */
+    static RunOptions withAggforge(RunOptions options) {
+        return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
+                .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
+                .withSetup(AggforgePlanner::install);
+    }
+
+    /** How the two changelogs must agree. */
+    enum Compare {
+        /** The complete changelog, every row in order. */
+        LINES,
+        /** Each key's own sequence of rows (the order across keys may differ). */
+        PER_KEY,
+        /** The table the changelog leaves. */
+        FINAL_TABLE
+    }
+
+    /**
+     * Runs {@code sql} both ways; asserts the changelogs agree and that the native operator ran
+     * (EXPLAIN names it and native operators consumed rows). Returns the stock changelog.
+     *
+     * @param nativeOperators how many aggregates the plan must run natively
+     */
+    static Changelog assertParity(
+            RunOptions options, Compare compare, int nativeOperators, String sql, InputTable... inputs)
+            throws Exception {
+        Changelog expected = SqlHarness.run(options, sql, inputs);
+        RunOptions hooked = withAggforge(options);
+        String plan = SqlHarness.explain(hooked, sql, inputs);
+        int replaced = plan.split("\\bAggforge(Local|Global)?GroupAggregate\\(", -1).length - 1;
+        // EXPLAIN prints the physical plan and the execution plan: each node twice.
+        assertEquals(2 * nativeOperators, replaced, plan);
+        long rowsBefore = NativeGroupAggOperator.ROWS.get();
+        Changelog actual = SqlHarness.run(hooked, sql, inputs);
+        assertTrue(NativeGroupAggOperator.ROWS.get() > rowsBefore, "no row reached a native operator");
+        assertTrue(expected.rows().size() > 0, "the query emitted nothing");
+        switch (compare) {
+            case LINES:
+                assertEquals(expected.lines(), actual.lines(), sql);
+                break;
+            case PER_KEY:
+                assertEquals(expected.perKey(0), actual.perKey(0), sql);
+                assertEquals(expected.rows().size(), actual.rows().size(), sql);
+                break;
+            default:
+                assertEquals(expected.finalTable(0), actual.finalTable(0), sql);
+        }
+        return expected;
+    }
+}

@@ -1,0 +1,324 @@
+//! The native aggregate's operations by handle, free of JNI so they can be
+//! tested in Rust; `lib.rs` maps each Java native method onto one of them.
+
+use aggforge_runtime::error::AggError;
+use aggforge_runtime::operator::GroupAggOperator;
+use aggforge_runtime::plan::{admit as admit_plan, AggPlan};
+use aggforge_runtime::snapshot::{SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
+use arrow_array::RecordBatch;
+
+use crate::error::BridgeResult;
+use crate::ffi::{export_batch, import_batch};
+use crate::registry::Registry;
+
+/// Every open operator of the process.
+static OPERATORS: Registry<GroupAggOperator> = Registry::new();
+
+/// Prefix of [`admit`]'s answer for an admitted plan.
+pub const ADMITTED: &str = "admitted: ";
+
+/// `"admitted: <specialization>, ..."` when the runtime runs the plan,
+/// else the reason it does not (including why the JSON is unreadable).
+pub fn admit(plan_json: &str) -> String {
+    let plan = match AggPlan::from_json(plan_json) {
+        Ok(plan) => plan,
+        Err(e) => return e.to_string(),
+    };
+    match admit_plan(&plan) {
+        Ok(admitted) => format!("{ADMITTED}{}", admitted.specializations.join(", ")),
+        Err(refused) => refused.reason,
+    }
+}
+
+/// Creates an operator for the plan; returns its handle.
+pub fn create(plan_json: &str) -> BridgeResult<u64> {
+    let plan = AggPlan::from_json(plan_json)?;
+    let operator = GroupAggOperator::new(plan)?;
+    Ok(OPERATORS.insert(operator))
+}
+
+/// Writes `output` (when it has rows) into the output structs; returns
+/// whether it did.
+///
+/// # Safety
+/// See [`export_batch`].
+unsafe fn emit(output: Option<RecordBatch>, out_array: i64, out_schema: i64) -> BridgeResult<bool> {
+    match output {
+        Some(batch) if batch.num_rows() > 0 => {
+            export_batch(batch, out_array, out_schema)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Processes the batch exported at `in_array`/`in_schema`; writes the rows
+/// to emit (immediate mode) to `out_array`/`out_schema` and returns true,
+/// or returns false when there is nothing to emit. The input export is
+/// consumed even when the call fails.
+///
+/// # Safety
+/// The addresses must point to C Data Interface structs (see
+/// [`import_batch`] and [`export_batch`]).
+pub unsafe fn process(
+    handle: u64,
+    in_array: i64,
+    in_schema: i64,
+    out_array: i64,
+    out_schema: i64,
+) -> BridgeResult<bool> {
+    let batch = import_batch(in_array, in_schema)?;
+    let output = OPERATORS.with(handle, |op| Ok(op.process(&batch)?))?;
+    drop(batch);
+    emit(output, out_array, out_schema)
+}
+
+/// Finishes the open bundle; writes its changelog (or partials) like
+/// [`process`].
+///
+/// # Safety
+/// See [`export_batch`].
+pub unsafe fn flush(handle: u64, out_array: i64, out_schema: i64) -> BridgeResult<bool> {
+    let output = OPERATORS.with(handle, |op| Ok(op.flush()?))?;
+    emit(output, out_array, out_schema)
+}
+
+/// The operator's state, one payload per key group in the runtime's
+/// snapshot format ([`aggforge_runtime::snapshot`]), whose header names
+/// the key group ([`payload_key_group`]).
+pub fn snapshot(handle: u64) -> BridgeResult<Vec<Vec<u8>>> {
+    let parts = OPERATORS.with(handle, |op| Ok(op.snapshot()?))?;
+    Ok(parts.into_iter().map(|(_, bytes)| bytes).collect())
+}
+
+/// Bytes before the key group in a payload header: magic (4), format
+/// version (u16), flags (u16).
+const KEY_GROUP_OFFSET: usize = 8;
+
+/// The key group a snapshot payload belongs to, read from its header.
+pub fn payload_key_group(payload: &[u8]) -> BridgeResult<u16> {
+    let bad = |why: String| -> BridgeResult<u16> { Err(AggError::Snapshot(why).into()) };
+    if payload.len() < KEY_GROUP_OFFSET + 2 {
+        return bad(format!(
+            "a payload of {} bytes has no key group header",
+            payload.len()
+        ));
+    }
+    if payload[..4] != SNAPSHOT_MAGIC {
+        return bad("the payload does not start with the snapshot magic".into());
+    }
+    let version = u16::from_le_bytes([payload[4], payload[5]]);
+    if version == 0 || version > SNAPSHOT_VERSION {
+        return bad(format!(
+            "snapshot format version {version} is unknown to this build (it writes {SNAPSHOT_VERSION})"
+        ));
+    }
+    Ok(u16::from_le_bytes([
+        payload[KEY_GROUP_OFFSET],
+        payload[KEY_GROUP_OFFSET + 1],
+    ]))
+}
+
+/// Restores payloads written by [`snapshot`] (any subset of key groups).
+pub fn restore(handle: u64, payloads: Vec<Vec<u8>>) -> BridgeResult<()> {
+    let parts = payloads
+        .into_iter()
+        .map(|bytes| Ok((payload_key_group(&bytes)?, bytes)))
+        .collect::<BridgeResult<Vec<_>>>()?;
+    OPERATORS.with(handle, |op| Ok(op.restore(&parts)?))
+}
+
+/// Bytes of state and bundle the operator holds.
+pub fn memory_used(handle: u64) -> BridgeResult<usize> {
+    OPERATORS.with(handle, |op| Ok(op.memory_used()))
+}
+
+/// Closes the operator; its handle is invalid from now on.
+pub fn close(handle: u64) -> BridgeResult<()> {
+    OPERATORS.remove(handle)
+}
+
+/// Number of open operators (for leak checks).
+pub fn open_count() -> usize {
+    OPERATORS.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::BridgeError;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int32Type, Int64Type, Int8Type};
+    use arrow_array::{Int32Array, Int64Array};
+    use arrow_data::ffi::FFI_ArrowArray;
+    use arrow_schema::ffi::FFI_ArrowSchema;
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+
+    fn plan(emission: &str) -> String {
+        format!(
+            r#"{{"version":1,"key_columns":[0],"key_types":["INT"],"calls":[{{"function":"SUM","args":[1],"arg_types":["BIGINT"],"distinct":false,"filter":null}}],"phase":"single","input":"insert_only","emission":"{emission}","generate_update_before":true,"state_ttl_ms":0,"memory_budget_bytes":1048576,"max_parallelism":128}}"#
+        )
+    }
+
+    fn batch(keys: Vec<i32>, values: Vec<i64>) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, false),
+            Field::new("v", DataType::Int64, true),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int32Array::from(keys)),
+                Arc::new(Int64Array::from(values)),
+            ],
+        )
+        .unwrap()
+    }
+
+    struct Structs {
+        array: Box<FFI_ArrowArray>,
+        schema: Box<FFI_ArrowSchema>,
+    }
+
+    impl Structs {
+        fn new() -> Self {
+            Structs {
+                array: Box::new(FFI_ArrowArray::empty()),
+                schema: Box::new(FFI_ArrowSchema::empty()),
+            }
+        }
+        fn addrs(&mut self) -> (i64, i64) {
+            (
+                self.array.as_mut() as *mut FFI_ArrowArray as usize as i64,
+                self.schema.as_mut() as *mut FFI_ArrowSchema as usize as i64,
+            )
+        }
+        fn exported(batch: RecordBatch) -> Self {
+            let mut s = Structs::new();
+            let (a, b) = s.addrs();
+            unsafe { crate::ffi::export_batch(batch, a, b).unwrap() };
+            s
+        }
+        fn take(&mut self) -> RecordBatch {
+            let (a, b) = self.addrs();
+            unsafe { import_batch(a, b).unwrap() }
+        }
+    }
+
+    fn run(handle: u64, input: RecordBatch) -> BridgeResult<Option<RecordBatch>> {
+        let mut inp = Structs::exported(input);
+        let mut out = Structs::new();
+        let (ia, is) = inp.addrs();
+        let (oa, os) = out.addrs();
+        let emitted = unsafe { process(handle, ia, is, oa, os)? };
+        Ok(emitted.then(|| out.take()))
+    }
+
+    fn rows(batch: &RecordBatch) -> Vec<(i8, i32, i64)> {
+        let k = batch.column(0).as_primitive::<Int32Type>();
+        let v = batch.column(1).as_primitive::<Int64Type>();
+        let kind = batch.column(2).as_primitive::<Int8Type>();
+        (0..batch.num_rows())
+            .map(|i| (kind.value(i), k.value(i), v.value(i)))
+            .collect()
+    }
+
+    #[test]
+    fn admit_answers_with_specializations_or_a_reason() {
+        let answer = admit(&plan("immediate"));
+        assert!(answer.starts_with(ADMITTED), "{answer}");
+        assert!(answer.contains("SUM"), "{answer}");
+        let refused = admit(&plan("immediate").replace("\"SUM\"", "\"LISTAGG\""));
+        assert!(
+            !refused.starts_with(ADMITTED) && refused.contains("LISTAGG"),
+            "{refused}"
+        );
+        let broken = admit("{not json");
+        assert!(broken.contains("not valid JSON"), "{broken}");
+    }
+
+    #[test]
+    fn immediate_round_trip_through_ffi() {
+        let handle = create(&plan("immediate")).unwrap();
+        let out = run(handle, batch(vec![1, 2, 1], vec![10, 5, 7]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            rows(&out),
+            vec![(0, 1, 10), (0, 2, 5), (1, 1, 10), (2, 1, 17)]
+        );
+        assert!(memory_used(handle).unwrap() > 0);
+        assert!(
+            !unsafe { flush(handle, 0, 0) }.unwrap(),
+            "immediate has no bundle"
+        );
+
+        let payloads = snapshot(handle).unwrap();
+        // Flink's key groups of INT keys 1 and 2 at max parallelism 128
+        // (docs/flink-semantics.md: INT 1 -> 94), ascending.
+        let groups: Vec<u16> = payloads
+            .iter()
+            .map(|p| payload_key_group(p).unwrap())
+            .collect();
+        assert_eq!(groups.len(), 2);
+        assert!(groups.contains(&94), "{groups:?}");
+        assert!(groups[0] < groups[1], "{groups:?}");
+        let restored = create(&plan("immediate")).unwrap();
+        restore(restored, payloads).unwrap();
+        let out = run(restored, batch(vec![2], vec![1])).unwrap().unwrap();
+        assert_eq!(rows(&out), vec![(1, 2, 5), (2, 2, 6)]);
+        close(handle).unwrap();
+        close(restored).unwrap();
+    }
+
+    #[test]
+    fn mini_batch_emits_at_flush() {
+        let handle = create(&plan("mini_batch")).unwrap();
+        assert!(run(handle, batch(vec![1, 1], vec![1, 2]))
+            .unwrap()
+            .is_none());
+        let mut out = Structs::new();
+        let (oa, os) = out.addrs();
+        assert!(unsafe { flush(handle, oa, os) }.unwrap());
+        assert_eq!(rows(&out.take()), vec![(0, 1, 3)]);
+        assert!(
+            !unsafe { flush(handle, oa, os) }.unwrap(),
+            "bundle is empty now"
+        );
+        close(handle).unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let err = create(&plan("immediate").replace("\"SUM\"", "\"LISTAGG\"")).unwrap_err();
+        assert!(err.to_string().contains("LISTAGG"), "{err}");
+        let handle = create(&plan("immediate")).unwrap();
+        // Wrong column type: the runtime's input check.
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, false),
+            Field::new("v", DataType::Int32, true),
+        ]));
+        let bad = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int32Array::from(vec![1])),
+                Arc::new(Int32Array::from(vec![1])),
+            ],
+        )
+        .unwrap();
+        let err = run(handle, bad).unwrap_err().to_string();
+        assert!(err.starts_with("bad input:"), "{err}");
+        // The operator still works after the refused batch.
+        assert!(run(handle, batch(vec![3], vec![4])).unwrap().is_some());
+        let err = restore(handle, vec![vec![1]]).unwrap_err().to_string();
+        assert!(err.contains("no key group header"), "{err}");
+        let err = restore(handle, vec![vec![0; 16]]).unwrap_err().to_string();
+        assert!(err.contains("magic"), "{err}");
+        close(handle).unwrap();
+        let err = run(handle, batch(vec![3], vec![4])).unwrap_err();
+        assert!(matches!(err, BridgeError::Handle(h) if h == handle));
+        assert!(snapshot(handle).is_err());
+        assert!(close(handle).is_err());
+    }
+}
