@@ -1,10 +1,12 @@
 //! Golden operator snapshot: a released snapshot must stay restorable.
 //!
-//! `tests/data/golden/v1_single_minmax_sum.bin` holds the snapshot of a
+//! `tests/data/golden/operators/v1_single_minmax_sum.bin` holds the snapshot of a
 //! single-phase operator (key STRING; MIN(INT), MAX(INT), SUM(BIGINT)) after
 //! [`input_before_snapshot`]. The file is the list of key-group payloads,
 //! each as `u16 key group LE, u32 payload length LE, payload` (the payload
-//! in the `snapshot` module's format, version 1). It was written once by
+//! in the `snapshot` module's format, version 1). It lives in its own
+//! folder because every `.bin` directly in `tests/data/golden` is a single
+//! key-group payload checked by `snapshot_format.rs`. It was written once by
 //!
 //! ```text
 //! cargo test -p aggforge-runtime --test golden_snapshot -- --ignored write_golden_snapshot
@@ -29,7 +31,8 @@ const STRING: SqlType = SqlType::Varchar {
 };
 
 fn golden_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden/v1_single_minmax_sum.bin")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/golden/operators/v1_single_minmax_sum.bin")
 }
 
 fn golden_plan() -> AggPlan {
