@@ -100,6 +100,9 @@ fn plan(phase: Phase, emission: Emission, calls: Vec<AggCall>) -> AggPlan {
     }
 }
 
+/// One way of running the job, returning its whole changelog.
+type RunFn<'a> = dyn Fn() -> Result<Vec<RecordBatch>> + 'a;
+
 /// Row-kind counts and the last emitted row per key of a changelog.
 #[derive(Default)]
 struct Summary {
@@ -243,7 +246,7 @@ fn main() -> Result<()> {
     let expected = reference(&batches);
 
     let mut all_agree = true;
-    let runs: [(&str, &dyn Fn() -> Result<Vec<RecordBatch>>); 3] = [
+    let runs: [(&str, &RunFn); 3] = [
         ("single phase, immediate", &|| {
             run_single(&batches, Emission::Immediate)
         }),
