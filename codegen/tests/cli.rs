@@ -196,3 +196,28 @@ fn usage_errors_exit_2_and_help_works() {
     }
     assert!(text(&aggforge(&["list", "--help"]).stdout).contains("--function <F>"));
 }
+
+#[test]
+fn expand_prints_generated_code() {
+    let out = aggforge(&["--specs", &specs_dir(), "expand", "MIN", "INT", "single"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let code = text(&out.stdout);
+    assert!(code.contains("pub struct MinInt"), "{code}");
+    assert!(code.contains("specs/extreme.toml:"), "{code}");
+
+    // COUNT(*) has no argument type: `*` stands for it, as in `list`.
+    let out = aggforge(&[
+        "--specs",
+        &specs_dir(),
+        "expand",
+        "COUNT_STAR",
+        "*",
+        "local",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("pub struct CountStar"));
+
+    let out = aggforge(&["--specs", &specs_dir(), "expand", "MIN", "INTT", "single"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("unknown type row 'INTT'"));
+}

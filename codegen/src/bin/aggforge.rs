@@ -161,6 +161,8 @@ fn expand(dir: &Path, args: &ExpandArgs) -> ExitCode {
         [ty, phase] => (Some(ty.as_str()), Some(phase.as_str())),
         _ => (None, None),
     };
+    // `*` names the absent argument of COUNT(*), as `aggforge list` shows it.
+    let ty = ty.filter(|t| *t != "*");
     let phase = match phase {
         None => Phase::Single,
         Some(text) => match Phase::parse(text) {
