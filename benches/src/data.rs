@@ -14,7 +14,7 @@ use arrow_array::{
     ArrayRef, ArrowPrimitiveType, BooleanArray, Int32Array, Int64Array, PrimitiveArray, StructArray,
 };
 use arrow_buffer::{NullBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, Fields, TimeUnit};
+use arrow_schema::{DataType, Field, Fields};
 
 /// Rows in one bundle, as Flink's mini-batch hands them over.
 pub const BATCH_ROWS: usize = 4096;
@@ -126,26 +126,9 @@ pub const TIMESTAMP_MILLIS_FIELD: &str = "millisecond";
 /// Name of the nano-of-millisecond child of the TIMESTAMP(4..9) struct.
 pub const TIMESTAMP_NANOS_FIELD: &str = "nano_of_millisecond";
 
-/// The Arrow type `specs/types.toml` gives a column of `sql`.
-pub fn arrow_type(sql: &SqlType) -> DataType {
-    match sql {
-        SqlType::TinyInt => DataType::Int8,
-        SqlType::SmallInt => DataType::Int16,
-        SqlType::Int => DataType::Int32,
-        SqlType::BigInt => DataType::Int64,
-        SqlType::Float => DataType::Float32,
-        SqlType::Double => DataType::Float64,
-        SqlType::Decimal { precision, scale } => DataType::Decimal128(*precision, *scale),
-        SqlType::Date => DataType::Date32,
-        SqlType::Time { .. } => DataType::Time32(TimeUnit::Millisecond),
-        SqlType::Timestamp { precision } if *precision <= 3 => {
-            DataType::Timestamp(TimeUnit::Millisecond, None)
-        }
-        SqlType::Timestamp { .. } => DataType::Struct(timestamp_fields()),
-        SqlType::Boolean => DataType::Boolean,
-        SqlType::Char { .. } | SqlType::Varchar { .. } => DataType::Utf8,
-    }
-}
+/// The Arrow type `specs/types.toml` gives a column of `sql` (the runtime's
+/// own mapping, so benches and operators cannot disagree).
+pub use aggforge_runtime::plan::arrow_type;
 
 fn timestamp_fields() -> Fields {
     Fields::from(vec![
