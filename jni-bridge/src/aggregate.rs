@@ -1,10 +1,8 @@
 //! The native aggregate's operations by handle, free of JNI so they can be
 //! tested in Rust; `lib.rs` maps each Java native method onto one of them.
 
-use aggforge_runtime::error::AggError;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{admit as admit_plan, AggPlan};
-use aggforge_runtime::snapshot::{SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
 use arrow_array::RecordBatch;
 
 use crate::error::BridgeResult;
@@ -91,32 +89,9 @@ pub fn snapshot(handle: u64) -> BridgeResult<Vec<Vec<u8>>> {
     Ok(parts.into_iter().map(|(_, bytes)| bytes).collect())
 }
 
-/// Bytes before the key group in a payload header: magic (4), format
-/// version (u16), flags (u16).
-const KEY_GROUP_OFFSET: usize = 8;
-
 /// The key group a snapshot payload belongs to, read from its header.
 pub fn payload_key_group(payload: &[u8]) -> BridgeResult<u16> {
-    let bad = |why: String| -> BridgeResult<u16> { Err(AggError::Snapshot(why).into()) };
-    if payload.len() < KEY_GROUP_OFFSET + 2 {
-        return bad(format!(
-            "a payload of {} bytes has no key group header",
-            payload.len()
-        ));
-    }
-    if payload[..4] != SNAPSHOT_MAGIC {
-        return bad("the payload does not start with the snapshot magic".into());
-    }
-    let version = u16::from_le_bytes([payload[4], payload[5]]);
-    if version == 0 || version > SNAPSHOT_VERSION {
-        return bad(format!(
-            "snapshot format version {version} is unknown to this build (it writes {SNAPSHOT_VERSION})"
-        ));
-    }
-    Ok(u16::from_le_bytes([
-        payload[KEY_GROUP_OFFSET],
-        payload[KEY_GROUP_OFFSET + 1],
-    ]))
+    Ok(aggforge_runtime::snapshot::peek_key_group(payload)?)
 }
 
 /// Restores payloads written by [`snapshot`] (any subset of key groups).
@@ -312,7 +287,7 @@ mod tests {
         // The operator still works after the refused batch.
         assert!(run(handle, batch(vec![3], vec![4])).unwrap().is_some());
         let err = restore(handle, vec![vec![1]]).unwrap_err().to_string();
-        assert!(err.contains("no key group header"), "{err}");
+        assert!(err.contains("truncated payload"), "{err}");
         let err = restore(handle, vec![vec![0; 16]]).unwrap_err().to_string();
         assert!(err.contains("magic"), "{err}");
         close(handle).unwrap();

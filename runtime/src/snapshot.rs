@@ -221,6 +221,37 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The key group a payload belongs to, read from its header without
+/// decoding (or checksumming) the rest: what Flink's raw keyed state needs
+/// to file each payload under its key group.
+pub fn peek_key_group(bytes: &[u8]) -> Result<u16> {
+    read_key_group(bytes).map_err(|e| match e {
+        AggError::Snapshot(why) => {
+            snapshot_error(format!("cannot read the key group of a payload: {why}"))
+        }
+        other => other,
+    })
+}
+
+fn read_key_group(bytes: &[u8]) -> Result<u16> {
+    let mut r = Reader { bytes, pos: 0 };
+    let magic = r.take(4, "magic")?;
+    if magic != SNAPSHOT_MAGIC {
+        return Err(snapshot_error(
+            "the payload does not start with the snapshot magic",
+        ));
+    }
+    match r.u16("format version")? {
+        1 => {
+            r.u16("flags")?;
+            r.u16("key group")
+        }
+        v => Err(snapshot_error(format!(
+            "snapshot format version {v} is unknown to this build (it reads 1 to {SNAPSHOT_VERSION})"
+        ))),
+    }
+}
+
 /// Decodes a key-group payload of any released format version. Wrong
 /// magic, unknown versions, truncated or corrupt input are
 /// [`AggError::Snapshot`] errors.

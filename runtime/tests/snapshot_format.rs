@@ -370,3 +370,23 @@ fn empty_group_round_trips() {
     assert_eq!(decoded.batch.num_rows(), 0);
     assert_eq!(decoded.batch.schema(), batch.schema());
 }
+
+#[test]
+fn peek_key_group_reads_the_header_only() {
+    use aggforge_runtime::snapshot::{decode_key_group, peek_key_group};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("golden dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "bin") {
+            let bytes = std::fs::read(&path).expect("golden payload");
+            let decoded = decode_key_group(&bytes).expect("decodes");
+            assert_eq!(peek_key_group(&bytes).expect("peek"), decoded.key_group);
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "no golden payloads in {}", dir.display());
+    assert!(peek_key_group(b"AGK").is_err());
+    assert!(peek_key_group(b"XXXX\x01\x00\x00\x00\x05\x00").is_err());
+    assert!(peek_key_group(b"AGKG\x09\x00\x00\x00\x05\x00").is_err());
+}
