@@ -87,17 +87,6 @@ impl<R: AvgRule> Default for AvgState<R> {
     }
 }
 
-fn group_index(g: u32, len: usize, name: &str) -> Result<usize> {
-    let g = g as usize;
-    if g < len {
-        Ok(g)
-    } else {
-        Err(AggError::Input(format!(
-            "{name}: group id {g} out of range, state holds {len} groups"
-        )))
-    }
-}
-
 impl<R: AvgRule> AvgState<R> {
     /// Number of groups held.
     pub fn len(&self) -> usize {
@@ -257,7 +246,7 @@ impl<R: AvgRule> AvgState<R> {
         let sums_in = R::Sum::bind(sum_column, name)?;
         let counts_in = count_array(count_column, name)?;
         for (i, &g) in group_ids.iter().enumerate() {
-            let g = group_index(g, self.sums.len(), name)?;
+            let g = super::group_index(g, self.sums.len(), name)?;
             if sum_column.is_valid(i) {
                 R::merge(
                     &mut self.sums[g],
@@ -285,7 +274,7 @@ impl<R: AvgRule> AvgState<R> {
         let mut out = Vec::with_capacity(groups.len());
         let mut out_valid = Vec::with_capacity(groups.len());
         for &g in groups {
-            let g = group_index(g, self.sums.len(), name)?;
+            let g = super::group_index(g, self.sums.len(), name)?;
             let value = self.result(g, scales);
             out_valid.push(value.is_some());
             out.push(value.unwrap_or_default());
@@ -304,7 +293,7 @@ impl<R: AvgRule> AvgState<R> {
         let mut valid = Vec::with_capacity(groups.len());
         let mut counts = Vec::with_capacity(groups.len());
         for &g in groups {
-            let g = group_index(g, self.sums.len(), name)?;
+            let g = super::group_index(g, self.sums.len(), name)?;
             sums.push(self.sums[g].clone());
             valid.push(self.valid[g]);
             counts.push(self.counts[g]);
@@ -326,7 +315,7 @@ impl<R: AvgRule> AvgState<R> {
         let sums_in = R::Sum::bind(sum_column, name)?;
         let counts_in = count_array(count_column, name)?;
         for (i, &g) in groups.iter().enumerate() {
-            let g = group_index(g, self.sums.len(), name)?;
+            let g = super::group_index(g, self.sums.len(), name)?;
             if sum_column.is_valid(i) {
                 R::Sum::store(&mut self.sums[g], R::Sum::get(&sums_in, i));
                 self.valid[g] = true;

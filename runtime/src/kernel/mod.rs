@@ -83,6 +83,19 @@ impl<'a> GroupIds<'a> {
     }
 }
 
+/// Checks one group id against the number of groups held (the checked
+/// paths: merge, restore, evaluate).
+pub(crate) fn group_index(g: u32, len: usize, name: &str) -> Result<usize> {
+    let g = g as usize;
+    if g < len {
+        Ok(g)
+    } else {
+        Err(AggError::Input(format!(
+            "{name}: group id {g} out of range, state holds {len} groups"
+        )))
+    }
+}
+
 /// Checks the group ids of a batch against the number of groups held (one
 /// vectorizable pass) and returns them as proven in range.
 pub fn check_groups<'a>(

@@ -74,17 +74,6 @@ impl<R: SlotRule> Default for Slots<R> {
     }
 }
 
-fn group_index(g: u32, len: usize, name: &str) -> Result<usize> {
-    let g = g as usize;
-    if g < len {
-        Ok(g)
-    } else {
-        Err(AggError::Input(format!(
-            "{name}: group id {g} out of range, state holds {len} groups"
-        )))
-    }
-}
-
 impl<R: SlotRule> Slots<R> {
     /// Number of groups held.
     pub fn len(&self) -> usize {
@@ -260,7 +249,7 @@ impl<R: SlotRule> Slots<R> {
         let mut out = Vec::with_capacity(groups.len());
         let mut out_valid = Vec::with_capacity(groups.len());
         for &g in groups {
-            let g = group_index(g, self.values.len(), name)?;
+            let g = super::group_index(g, self.values.len(), name)?;
             out.push(self.values[g].clone());
             out_valid.push(self.valid[g]);
         }
@@ -272,7 +261,7 @@ impl<R: SlotRule> Slots<R> {
     pub fn restore(&mut self, column: &ArrayRef, groups: &[u32], name: &str) -> Result<()> {
         let reader = R::Acc::bind(column, name)?;
         for (i, &g) in groups.iter().enumerate() {
-            let g = group_index(g, self.values.len(), name)?;
+            let g = super::group_index(g, self.values.len(), name)?;
             if column.is_valid(i) {
                 R::Acc::store(&mut self.values[g], R::Acc::get(&reader, i));
                 self.valid[g] = true;

@@ -491,6 +491,12 @@ impl GroupAggOperator {
         for (chunks, p) in self.bundle.prev.iter_mut().zip(prev) {
             chunks.push(p);
         }
+        self.fold_rows(input)
+    }
+
+    /// Folds a batch's rows into every call's accumulator at the interned
+    /// group ids and marks those groups live.
+    fn fold_rows(&mut self, input: &input::Input<'_>) -> Result<()> {
         for (acc, args) in self.accs.iter_mut().zip(&input.args) {
             acc.update(&BatchUpdate {
                 args,
@@ -512,18 +518,7 @@ impl GroupAggOperator {
         let before = self.intern(input)?;
         self.reserve_after_intern(before, table_bytes, 0, (0, 0), input)?;
         self.grow_groups();
-        for (acc, args) in self.accs.iter_mut().zip(&input.args) {
-            acc.update(&BatchUpdate {
-                args,
-                group_ids: &self.ids,
-                filter: None,
-                row_kinds: input.row_kinds,
-            })?;
-        }
-        for &g in &self.ids {
-            self.live[g as usize] = true;
-        }
-        Ok(())
+        self.fold_rows(input)
     }
 
     /// Global phase: partial rows are merged into per-bundle accumulators
