@@ -148,6 +148,7 @@ impl LocalOperator {
             state_ttl_ms: 0,
             memory_budget_bytes: 1 << 30,
             max_parallelism: 128,
+            count_star_column: None,
         })?;
         Ok(LocalOperator {
             operator,

@@ -197,17 +197,21 @@ pub enum StateTemplate {
     Sum0,
     /// Sum plus count.
     Avg,
+    /// Nullable sum plus a count of values, NULL when the count is zero
+    /// (SUM over retracting input, Flink's SumWithRetractAggFunction).
+    SumRetract,
 }
 
 impl StateTemplate {
     /// Every template.
-    pub const ALL: [StateTemplate; 6] = [
+    pub const ALL: [StateTemplate; 7] = [
         StateTemplate::RunningExtreme,
         StateTemplate::CountStar,
         StateTemplate::Count,
         StateTemplate::Sum,
         StateTemplate::Sum0,
         StateTemplate::Avg,
+        StateTemplate::SumRetract,
     ];
 
     /// Spec spelling.
@@ -219,6 +223,7 @@ impl StateTemplate {
             StateTemplate::Sum => "sum",
             StateTemplate::Sum0 => "sum0",
             StateTemplate::Avg => "avg",
+            StateTemplate::SumRetract => "sum_retract",
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use aggforge_codegen::model::{Function, Phase, StateTemplate};
+use aggforge_codegen::model::{Function, InputMode, Phase, StateTemplate};
 
 fn specs_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")
@@ -15,17 +15,34 @@ fn real_specs_load() {
         Err(errors) => panic!("specs do not load:\n{errors}"),
     };
     assert_eq!(specs.types.len(), 15);
-    assert_eq!(specs.entries.len(), 12);
+    assert_eq!(specs.entries.len(), 23);
     let specializations = specs.specializations();
-    assert_eq!(specializations.len(), 70);
-    let count = |f: Function| specializations.iter().filter(|s| s.function == f).count();
-    assert_eq!(count(Function::Min), 15);
-    assert_eq!(count(Function::Max), 15);
-    assert_eq!(count(Function::CountStar), 1);
-    assert_eq!(count(Function::Count), 15);
-    assert_eq!(count(Function::Sum), 8);
-    assert_eq!(count(Function::Sum0), 8);
-    assert_eq!(count(Function::Avg), 8);
+    assert_eq!(specializations.len(), 110);
+    let count = |f: Function, input: InputMode| {
+        specializations
+            .iter()
+            .filter(|s| s.function == f && s.entry.input == input)
+            .count()
+    };
+    for input in [InputMode::InsertOnly, InputMode::Retracting] {
+        let extremes = if input == InputMode::InsertOnly {
+            15
+        } else {
+            0
+        };
+        assert_eq!(count(Function::Min, input), extremes);
+        assert_eq!(count(Function::Max, input), extremes);
+        assert_eq!(count(Function::CountStar, input), 1);
+        assert_eq!(count(Function::Count, input), 15);
+        assert_eq!(count(Function::Sum, input), 8);
+        assert_eq!(count(Function::Sum0, input), 8);
+        assert_eq!(count(Function::Avg, input), 8);
+    }
+    assert!(specs
+        .entries
+        .iter()
+        .filter(|e| e.functions == [Function::Sum])
+        .all(|e| (e.state == StateTemplate::SumRetract) == (e.input == InputMode::Retracting)));
     // Files in name order: avg, count, extreme, sum.
     assert_eq!(specs.entries[0].state, StateTemplate::Avg);
     assert!(specs.entries[0].location.file.ends_with("avg.toml"));

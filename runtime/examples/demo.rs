@@ -97,6 +97,7 @@ fn plan(phase: Phase, emission: Emission, calls: Vec<AggCall>) -> AggPlan {
         state_ttl_ms: 0,
         memory_budget_bytes: 256 << 20,
         max_parallelism: 128,
+        count_star_column: None,
     }
 }
 

@@ -62,7 +62,9 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
     /// Grows state to `total_groups`; new groups take the initial state.
     fn resize(&mut self, total_groups: usize);
 
-    /// Folds a batch of raw rows.
+    /// Folds a batch of raw rows. Retracting specializations retract the
+    /// rows whose kind is -U or -D, in row order; insert-only ones reject
+    /// them.
     fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()>;
 
     /// Folds a batch of raw rows and returns, for every row, the call's
@@ -92,6 +94,10 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
 
     /// Sets the state of each listed group from snapshot columns.
     fn restore(&mut self, state: &[ArrayRef], groups: &[u32]) -> Result<()>;
+
+    /// Gives the listed groups a fresh state (Flink clears a group's
+    /// accumulators when its record count reaches zero).
+    fn clear(&mut self, groups: &[u32]);
 
     /// Drops every group (the local phase does this after each bundle).
     fn reset(&mut self);

@@ -115,6 +115,10 @@ pub struct AggPlan {
     pub memory_budget_bytes: usize,
     /// Flink's max parallelism: the number of key groups.
     pub max_parallelism: u32,
+    /// Global phase over retracting input without a COUNT(*) call: the
+    /// input column of the COUNT(*) partial Flink's planner inserts to
+    /// count records (after every call's partials). `None` otherwise.
+    pub count_star_column: Option<usize>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -141,6 +145,8 @@ struct WirePlan {
     state_ttl_ms: u64,
     memory_budget_bytes: usize,
     max_parallelism: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    count_star_column: Option<usize>,
 }
 
 fn parse_types(types: &[String]) -> Result<Vec<SqlType>> {
@@ -172,6 +178,7 @@ impl AggPlan {
             state_ttl_ms: self.state_ttl_ms,
             memory_budget_bytes: self.memory_budget_bytes,
             max_parallelism: self.max_parallelism,
+            count_star_column: self.count_star_column,
         };
         // Serializing plain strings, numbers and vectors cannot fail.
         serde_json::to_string(&wire).unwrap_or_default()
@@ -211,6 +218,7 @@ impl AggPlan {
             state_ttl_ms: wire.state_ttl_ms,
             memory_budget_bytes: wire.memory_budget_bytes,
             max_parallelism: wire.max_parallelism,
+            count_star_column: wire.count_star_column,
         };
         plan.validate()?;
         Ok(plan)
@@ -258,6 +266,16 @@ impl AggPlan {
     }
 }
 
+impl AggPlan {
+    /// The call whose COUNT(*) counts records (Flink's RecordCounter over
+    /// retracting input reuses the first COUNT(*)), if any.
+    pub fn record_counter(&self) -> Option<usize> {
+        self.calls
+            .iter()
+            .position(|c| c.function.eq_ignore_ascii_case("COUNT_STAR") && c.filter.is_none())
+    }
+}
+
 impl fmt::Display for AggPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_json())
@@ -283,10 +301,14 @@ fn refuse(reason: impl Into<String>) -> NotAdmitted {
 /// specialization, else the whole plan stays on Flink with the reason.
 pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
     plan.validate().map_err(|e| refuse(e.to_string()))?;
-    if plan.input == InputMode::Retracting {
+    if plan.input == InputMode::Retracting
+        && plan.phase == Phase::Global
+        && plan.record_counter().is_none()
+        && plan.count_star_column.is_none()
+    {
         return Err(refuse(
-            "retracting input is not supported yet (needs retracting accumulators and \
-             Flink's COUNT(*) record counter)",
+            "a global phase over retracting input needs the COUNT(*) partial that counts \
+             records (count_star_column)",
         ));
     }
     if plan.phase != Phase::Single && plan.emission != Emission::MiniBatch {
@@ -380,6 +402,7 @@ mod tests {
             state_ttl_ms: 0,
             memory_budget_bytes: 1 << 20,
             max_parallelism: 128,
+            count_star_column: None,
         }
     }
 
@@ -402,10 +425,21 @@ mod tests {
         assert!(admit(&filtered).unwrap_err().reason.contains("FILTER"));
         let mut retracting = sample();
         retracting.input = InputMode::Retracting;
-        assert!(admit(&retracting)
-            .unwrap_err()
-            .reason
-            .contains("retracting"));
+        let admitted = admit(&retracting).unwrap();
+        assert!(
+            admitted.specializations[0].ends_with("/retracting"),
+            "{admitted:?}"
+        );
+        retracting.calls[0].function = "MAX".into();
+        let reason = admit(&retracting).unwrap_err().reason;
+        assert!(reason.contains("retracting"), "{reason}");
+        let mut global = sample();
+        global.input = InputMode::Retracting;
+        global.phase = Phase::Global;
+        let reason = admit(&global).unwrap_err().reason;
+        assert!(reason.contains("count_star_column"), "{reason}");
+        global.count_star_column = Some(3);
+        assert!(admit(&global).is_ok());
         let mut unknown = sample();
         unknown.calls[0].function = "LISTAGG".into();
         let reason = admit(&unknown).unwrap_err().reason;

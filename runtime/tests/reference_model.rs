@@ -9,7 +9,7 @@ use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
 use aggforge_runtime::kernel::decimal::{avg_38, MAX_38};
 use aggforge_runtime::kernel::timestamp_struct_type;
 use aggforge_runtime::registry::{self, Admission};
-use aggforge_runtime::types::{Phase, SqlType};
+use aggforge_runtime::types::{InputMode, Phase, SqlType};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::*;
@@ -271,6 +271,29 @@ fn wrap(v: i128, ty: &SqlType) -> i128 {
     }
 }
 
+/// `a - b` in the sum's arithmetic (DECIMAL: NULL past 38 digits).
+fn sub(a: &V, b: &V, ty: &SqlType) -> Option<V> {
+    match (a, b) {
+        (V::I(x), V::I(y)) => match ty {
+            SqlType::Decimal { .. } => x.checked_sub(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
+            _ => Some(V::I(wrap(x - y, ty))),
+        },
+        (V::F32(x), V::F32(y)) => Some(V::F32(x - y)),
+        (V::F64(x), V::F64(y)) => Some(V::F64(x - y)),
+        _ => panic!("no subtraction"),
+    }
+}
+
+/// Flink's `0 - x` of the sum's type.
+fn zero_minus(v: &V, ty: &SqlType) -> Option<V> {
+    match v {
+        V::I(_) => sub(&V::I(0), v, ty),
+        V::F32(_) => sub(&V::F32(0.0), v, ty),
+        V::F64(_) => sub(&V::F64(0.0), v, ty),
+        _ => panic!("no subtraction"),
+    }
+}
+
 fn add(a: &V, b: &V, ty: &SqlType) -> Option<V> {
     match (a, b) {
         (V::I(x), V::I(y)) => match ty {
@@ -286,6 +309,8 @@ fn add(a: &V, b: &V, ty: &SqlType) -> Option<V> {
 struct Model {
     function: &'static str,
     ty: Option<SqlType>,
+    /// Over retracting input (SUM is then SumWithRetractAggFunction).
+    retracting: bool,
 }
 
 impl Model {
@@ -320,6 +345,51 @@ impl Model {
         }
     }
 
+    /// AVG's retraction: `sum - value` in the sum type.
+    fn avg_sub(&self, sum: &V, value: &V) -> Option<V> {
+        match (sum, value, self.ty) {
+            (V::F64(s), V::F32(v), _) => Some(V::F64(s - f64::from(*v))),
+            (V::F64(s), V::F64(v), _) => Some(V::F64(s - v)),
+            (V::I(s), V::I(v), Some(SqlType::Decimal { .. })) => {
+                s.checked_sub(*v).filter(|t| t.abs() <= MAX_38).map(V::I)
+            }
+            (V::I(s), V::I(v), _) => Some(V::I((s - v) as i64 as i128)),
+            _ => panic!("no avg subtraction"),
+        }
+    }
+
+    /// Retracts one row (-U/-D) as Flink's retract expressions do.
+    fn unfold(&self, state: &mut Ref, value: &Option<V>) {
+        let ty = self.ty.as_ref();
+        match self.function {
+            "COUNT_STAR" => state.count -= 1,
+            "COUNT" => state.count -= value.is_some() as i64,
+            _ => {
+                let Some(v) = value else { return };
+                match self.function {
+                    "SUM" => {
+                        state.value = match &state.value {
+                            None => zero_minus(v, ty.unwrap()),
+                            Some(cur) => sub(cur, v, ty.unwrap()),
+                        };
+                        state.count -= 1;
+                    }
+                    "SUM0" => {
+                        state.value = state
+                            .value
+                            .as_ref()
+                            .and_then(|cur| sub(cur, v, ty.unwrap()))
+                    }
+                    "AVG" => {
+                        state.value = state.value.as_ref().and_then(|cur| self.avg_sub(cur, v));
+                        state.count -= 1;
+                    }
+                    other => panic!("{other} does not retract"),
+                }
+            }
+        }
+    }
+
     fn fold(&self, state: &mut Ref, value: &Option<V>) {
         let ty = self.ty.as_ref();
         match self.function {
@@ -342,7 +412,8 @@ impl Model {
                         state.value = match &state.value {
                             None => Some(v.clone()),
                             Some(cur) => add(cur, v, ty.unwrap()),
-                        }
+                        };
+                        state.count += 1;
                     }
                     "SUM0" => {
                         state.value = state
@@ -372,6 +443,7 @@ impl Model {
                         Some(cur) => add(cur, p, ty.unwrap()),
                     }
                 }
+                state.count += partial.count;
             }
             "SUM0" => {
                 state.value = match (&state.value, &partial.value) {
@@ -399,6 +471,7 @@ impl Model {
     fn result(&self, state: &Ref) -> Option<V> {
         match self.function {
             "COUNT_STAR" | "COUNT" => Some(V::I(state.count.into())),
+            "SUM" if self.retracting && state.count == 0 => None,
             "AVG" => {
                 if state.count == 0 {
                     return None;
@@ -433,6 +506,7 @@ fn model_of(admission: &Admission) -> Model {
     Model {
         function,
         ty: admission.type_row.map(sql_type),
+        retracting: admission.input == InputMode::Retracting,
     }
 }
 
@@ -441,15 +515,38 @@ struct Batch {
     values: Vec<Option<V>>,
     groups: Vec<u32>,
     filter: Option<Vec<Option<bool>>>,
+    /// Row kinds (retracting specializations only).
+    kinds: Option<Vec<i8>>,
 }
 
 impl Batch {
     fn counts(&self, i: usize) -> bool {
         self.filter.as_ref().is_none_or(|f| f[i] == Some(true))
     }
+
+    fn retracts(&self, i: usize) -> bool {
+        self.kinds.as_ref().is_some_and(|k| k[i] & 1 == 1)
+    }
 }
 
-fn random_batches(rng: &mut Rng, ty: Option<&SqlType>, groups: u32) -> Vec<Batch> {
+/// Folds row `i` of `batch` into `state`, retracting -U/-D rows.
+fn fold_row(model: &Model, state: &mut Ref, batch: &Batch, i: usize) {
+    if !batch.counts(i) {
+        return;
+    }
+    if batch.retracts(i) {
+        model.unfold(state, &batch.values[i]);
+    } else {
+        model.fold(state, &batch.values[i]);
+    }
+}
+
+fn random_batches(
+    rng: &mut Rng,
+    ty: Option<&SqlType>,
+    groups: u32,
+    retracting: bool,
+) -> Vec<Batch> {
     (0..1 + rng.below(4))
         .map(|_| {
             let n = rng.below(40) as usize;
@@ -470,10 +567,21 @@ fn random_batches(rng: &mut Rng, ty: Option<&SqlType>, groups: u32) -> Vec<Batch
                     })
                     .collect()
             });
+            let kinds = retracting.then(|| {
+                (0..n)
+                    .map(|_| match rng.below(6) {
+                        0 => 1,
+                        1 => 3,
+                        2 => 2,
+                        _ => 0,
+                    })
+                    .collect()
+            });
             Batch {
                 values,
                 groups,
                 filter,
+                kinds,
             }
         })
         .collect()
@@ -518,7 +626,7 @@ fn apply(
         args,
         group_ids: &batch.groups,
         filter,
-        row_kinds: None,
+        row_kinds: batch.kinds.as_deref(),
     })
     .unwrap();
 }
@@ -546,7 +654,7 @@ fn run_one(admission: &'static Admission, seed: u64) {
     let ty = model.ty;
     let arg_type = ty.as_ref().map(arrow_type);
     let groups = 1 + rng.below(6) as u32;
-    let batches = random_batches(&mut rng, ty.as_ref(), groups);
+    let batches = random_batches(&mut rng, ty.as_ref(), groups, model.retracting);
     let all: Vec<u32> = (0..groups).collect();
     let name = admission.name;
 
@@ -558,9 +666,7 @@ fn run_one(admission: &'static Admission, seed: u64) {
         for (i, &g) in batch.groups.iter().enumerate() {
             let state = &mut reference[g as usize];
             let before = model.result(state);
-            if batch.counts(i) {
-                model.fold(state, &batch.values[i]);
-            }
+            fold_row(&model, state, batch, i);
             let after = model.result(state);
             rows.push((after.clone(), !java_equal(&before, &after)));
         }
@@ -585,7 +691,7 @@ fn run_one(admission: &'static Admission, seed: u64) {
                         args: &args,
                         group_ids: &batch.groups,
                         filter: filter.as_ref(),
-                        row_kinds: None,
+                        row_kinds: batch.kinds.as_deref(),
                     },
                     &mut changed,
                 )
@@ -622,9 +728,7 @@ fn run_one(admission: &'static Admission, seed: u64) {
             let filter = filter_array(batch);
             apply(local.as_mut(), batch, &args, filter.as_ref());
             for (i, &g) in batch.groups.iter().enumerate() {
-                if batch.counts(i) {
-                    model.fold(&mut bundle[g as usize], &batch.values[i]);
-                }
+                fold_row(&model, &mut bundle[g as usize], batch, i);
             }
             let last = b + 1 == batches.len();
             if last || rng.below(2) == 0 {

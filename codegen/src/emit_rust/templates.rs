@@ -8,7 +8,8 @@ use quote::{format_ident, quote};
 use super::types::{equality_body, expr_column, row_column, scale_of, ColumnType};
 use super::EmitError;
 use crate::model::{
-    Carrier, Division, Function, Order, Overflow, SpecSet, Specialization, StateTemplate, TypeExpr,
+    Carrier, Division, Function, InputMode, Order, Overflow, SpecSet, Specialization,
+    StateTemplate, TypeExpr,
 };
 
 /// Everything emitted for one specialization.
@@ -27,7 +28,7 @@ pub(crate) fn specialization(
             slot_template(specs, spec, &ident)?
         }
         StateTemplate::CountStar | StateTemplate::Count => count_template(spec, &ident)?,
-        StateTemplate::Avg => avg_template(specs, spec, &ident)?,
+        StateTemplate::Avg | StateTemplate::SumRetract => avg_template(specs, spec, &ident)?,
     };
     let row_check = match spec.ty {
         Some(row) => {
@@ -91,6 +92,10 @@ pub(crate) fn specialization(
                 self.state.resize(total_groups);
             }
 
+            fn clear(&mut self, groups: &[u32]) {
+                self.state.clear(groups);
+            }
+
             fn reset(&mut self) {
                 self.state.reset();
             }
@@ -135,13 +140,27 @@ fn doc_text(spec: &Specialization<'_>) -> String {
 
 /// Prelude shared by `update` and `update_traced`: row kinds, group ids,
 /// the argument column bound once, and the selected rows.
-fn bind_argument(binding: &TokenStream) -> TokenStream {
+fn bind_argument(spec: &Specialization<'_>, binding: &TokenStream) -> TokenStream {
+    let kinds = row_kinds(spec);
     quote! {
-        crate::kernel::check_insert_only(batch, Self::NAME)?;
+        #kinds
         let groups = crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
         let column = crate::kernel::argument(batch, 0, &self.arg_type, Self::NAME)?;
         let rows = crate::kernel::Rows::new(batch.len(), column.nulls(), batch.filter, Self::NAME)?;
         let values = <#binding as Binding>::bind(column, Self::NAME)?;
+    }
+}
+
+/// Binds `kinds`: `Some(row kinds)` when a retracting specialization's
+/// batch retracts, always `None` for insert-only ones (which reject -U/-D).
+fn row_kinds(spec: &Specialization<'_>) -> TokenStream {
+    if spec.entry.input == InputMode::Retracting {
+        quote! { let kinds = crate::kernel::retract_kinds(batch, Self::NAME)?; }
+    } else {
+        quote! {
+            crate::kernel::check_insert_only(batch, Self::NAME)?;
+            let kinds: Option<&[i8]> = None;
+        }
     }
 }
 
@@ -193,7 +212,7 @@ fn slot_template(
     let acc_binding = &acc.binding;
     let acc_owned = &acc.owned;
     let acc_ref = &acc.by_ref;
-    let (initial_valid, poisons, initial, fold, merge, identity) = match entry.state {
+    let (initial_valid, poisons, initial, fold, unfold, merge, identity) = match entry.state {
         StateTemplate::RunningExtreme => {
             if input.carrier != acc.carrier {
                 return Err(EmitError::new(
@@ -207,6 +226,7 @@ fn slot_template(
                 false,
                 initial,
                 fold,
+                None,
                 quote!(Self::fold(acc, valid, value)),
                 identity,
             )
@@ -219,14 +239,24 @@ fn slot_template(
                     "sum templates need params.overflow (wrap, ieee or null)",
                 )
             })?;
-            let (initial, fold, merge, identity) = sum_rule(sum0, overflow, &input, &acc, at)?;
-            (sum0, sum0, initial, fold, merge, identity)
+            let (initial, fold, unfold, merge, identity) =
+                sum_rule(sum0, overflow, &input, &acc, at)?;
+            (sum0, sum0, initial, fold, Some(unfold), merge, identity)
         }
         _ => unreachable_template(at)?,
     };
     let same = equality_body(&acc);
     let identity = identity_fn(in_binding, identity);
-    let bind = bind_argument(in_binding);
+    let unfold = unfold.map(|body| {
+        quote! {
+            #[inline(always)]
+            fn unfold(acc: &mut #acc_owned, valid: &mut bool, value: #in_ref) {
+                let _ = &valid;
+                #body
+            }
+        }
+    });
+    let bind = bind_argument(spec, in_binding);
     let partials = quote!(partials);
     let state = quote!(state);
     let check_merge = check_partials(&partials, &quote!(group_ids.len()));
@@ -263,6 +293,8 @@ fn slot_template(
                     #fold
                 }
 
+                #unfold
+
                 #[inline(always)]
                 fn merge(acc: &mut #acc_owned, valid: &mut bool, value: #acc_ref) {
                     #merge
@@ -293,13 +325,16 @@ fn slot_template(
 
             fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
                 #bind
-                self.state.update(values, &rows, &groups);
+                match kinds {
+                    Some(kinds) => self.state.update_signed(values, &rows, groups.ids(), kinds),
+                    None => self.state.update(values, &rows, &groups),
+                }
                 Ok(())
             }
 
             fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
                 #bind
-                self.state.update_traced(values, &rows, groups.ids(), changed, &self.result_type, Self::NAME)
+                self.state.update_traced(values, &rows, groups.ids(), kinds, changed, &self.result_type, Self::NAME)
             }
 
             fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
@@ -472,8 +507,8 @@ fn extreme_rule(
     Ok((initial, fold, identity))
 }
 
-/// SUM/SUM0 per overflow rule: (initial value, fold body, merge body,
-/// identity). Wrapping integer sums add 0 as a no-op, IEEE sums add -0.0
+/// SUM/SUM0 per overflow rule: (initial value, fold body, unfold
+/// (retract) body, merge body, identity). Wrapping integer sums add 0 as a no-op, IEEE sums add -0.0
 /// (`x + -0.0` is `x` for every `x`, -0.0 and NaN included); the DECIMAL
 /// rule (NULL on overflow, first value restarts) has none.
 fn sum_rule(
@@ -482,7 +517,16 @@ fn sum_rule(
     input: &ColumnType,
     acc: &ColumnType,
     at: &crate::model::Location,
-) -> Result<(TokenStream, TokenStream, TokenStream, Option<TokenStream>), EmitError> {
+) -> Result<
+    (
+        TokenStream,
+        TokenStream,
+        TokenStream,
+        TokenStream,
+        Option<TokenStream>,
+    ),
+    EmitError,
+> {
     let value = widen(quote!(value), input.carrier, acc);
     let integer = |c: Carrier| {
         matches!(
@@ -502,6 +546,7 @@ fn sum_rule(
             (
                 quote!(0),
                 quote! { *acc = acc.wrapping_add(#value); #set_valid },
+                quote! { *acc = acc.wrapping_sub(#value); #set_valid },
                 quote! { *acc = acc.wrapping_add(value); #set_valid },
                 Some(quote!(0)),
             )
@@ -514,6 +559,7 @@ fn sum_rule(
                 (
                     quote!(0.0),
                     quote! { *acc += #value; },
+                    quote! { *acc -= #value; },
                     quote! { *acc += value; },
                     Some(quote!(-0.0)),
                 )
@@ -521,6 +567,7 @@ fn sum_rule(
                 (
                     quote!(-0.0),
                     quote! { *acc += #value; *valid = true; },
+                    quote! { *acc -= #value; *valid = true; },
                     quote! { *acc += value; *valid = true; },
                     Some(quote!(-0.0)),
                 )
@@ -565,7 +612,20 @@ fn sum_rule(
                     }
                 }
             };
-            (quote!(0), body(wide), body(quote!(value)), None)
+            // Retraction (SUM0 only: SUM over retracting input is
+            // `sum_retract`): `minus(NULL, x)` is NULL too.
+            let unfold = quote! {
+                if *valid {
+                    match crate::kernel::decimal::sub_38(*acc, #wide) {
+                        Some(diff) => *acc = diff,
+                        None => {
+                            *acc = 0;
+                            *valid = false;
+                        }
+                    }
+                }
+            };
+            (quote!(0), body(wide), unfold, body(quote!(value)), None)
         }
         _ => {
             return Err(EmitError::new(
@@ -619,6 +679,7 @@ fn count_template(
         }
     };
     let _ = ident;
+    let kinds = row_kinds(spec);
     let partials = quote!(partials);
     let state = quote!(state);
     let check_merge = check_partials(&partials, &quote!(group_ids.len()));
@@ -651,18 +712,21 @@ fn count_template(
             }
 
             fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
-                crate::kernel::check_insert_only(batch, Self::NAME)?;
+                #kinds
                 let groups = crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
                 #rows
-                self.state.update(&rows, &groups);
+                match kinds {
+                    Some(kinds) => self.state.update_signed(&rows, groups.ids(), kinds),
+                    None => self.state.update(&rows, &groups),
+                }
                 Ok(())
             }
 
             fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
-                crate::kernel::check_insert_only(batch, Self::NAME)?;
+                #kinds
                 let groups = crate::kernel::check_groups(batch.group_ids, self.state.len(), Self::NAME)?;
                 #rows
-                self.state.update_traced(&rows, groups.ids(), changed)
+                self.state.update_traced(&rows, groups.ids(), kinds, changed)
             }
 
             fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
@@ -718,102 +782,38 @@ fn avg_template(
             ))
         }
     };
-    let division = entry.params.division.ok_or_else(|| {
-        EmitError::new(at, "avg needs params.division (truncate, float or half_up)")
-    })?;
-    let integer =
-        |c: Carrier| matches!(c, Carrier::I8 | Carrier::I16 | Carrier::I32 | Carrier::I64);
-    let float = |c: Carrier| matches!(c, Carrier::F32 | Carrier::F64);
-    let value = widen(quote!(value), input.carrier, &sum);
-    let out_owned = &out.owned;
-    let (zero, add, merge, finish, identity) = match division {
-        Division::Truncate
-            if integer(input.carrier) && sum.carrier == Carrier::I64 && integer(out.carrier) =>
-        {
-            let quotient = if out.carrier == Carrier::I64 {
-                quote!(sum.wrapping_div(count))
-            } else {
-                // Java's narrowing cast of the long quotient.
-                quote!(sum.wrapping_div(count) as #out_owned)
-            };
-            (
-                quote!(0),
-                quote! { *sum = sum.wrapping_add(#value); },
-                quote! { *sum = sum.wrapping_add(value); },
-                quote! { let _ = scales; Some(#quotient) },
-                // Adding 0 to a wrapping sum changes nothing.
-                Some(quote!(0)),
-            )
-        }
-        Division::Float
-            if float(input.carrier) && sum.carrier == Carrier::F64 && float(out.carrier) =>
-        {
-            let quotient = if out.carrier == Carrier::F64 {
-                quote!(sum / count as f64)
-            } else {
-                quote!((sum / count as f64) as #out_owned)
-            };
-            (
-                quote!(0.0),
-                quote! { *sum += #value; },
-                quote! { *sum += value; },
-                quote! { let _ = scales; Some(#quotient) },
-                // `x + -0.0` is `x` for every `x`.
-                Some(quote!(-0.0)),
-            )
-        }
-        Division::HalfUp
-            if matches!(input.carrier, Carrier::I64 | Carrier::I128)
-                && sum.carrier == Carrier::I128
-                && out.carrier == Carrier::I128 =>
-        {
-            let wide = if input.carrier == Carrier::I128 {
-                quote!(value)
-            } else {
-                quote!(i128::from(value))
-            };
-            let body = |value: TokenStream| {
-                // plus(NULL, x) is NULL: an overflowed sum stays NULL.
-                quote! {
-                    if *valid {
-                        match crate::kernel::decimal::add_38(*sum, #value) {
-                            Some(total) => *sum = total,
-                            None => {
-                                *sum = 0;
-                                *valid = false;
-                            }
-                        }
-                    }
-                }
-            };
-            (
-                quote!(0),
-                body(wide),
-                body(quote!(value)),
-                quote! { crate::kernel::decimal::avg_38(sum, count, scales.sum, scales.result) },
-                None,
-            )
-        }
-        _ => {
-            return Err(EmitError::new(
-                at,
-                format!(
-                    "division = {:?} does not fit argument {} with sum {} and result {}",
-                    division, input.text, sum.text, out.text
-                ),
-            ))
-        }
+    let rule = if entry.state == StateTemplate::SumRetract {
+        let overflow = entry.params.overflow.ok_or_else(|| {
+            EmitError::new(at, "sum_retract needs params.overflow (wrap, ieee or null)")
+        })?;
+        sum_retract_rule(overflow, &input, &sum, &out, at)?
+    } else {
+        let division = entry.params.division.ok_or_else(|| {
+            EmitError::new(at, "avg needs params.division (truncate, float or half_up)")
+        })?;
+        avg_rule(division, &input, &sum, &out, at)?
     };
+    let SumCountRule {
+        zero,
+        add,
+        sub,
+        merge,
+        finish,
+        identity,
+        initial_valid,
+        merge_null_poisons,
+    } = rule;
     let in_binding = &input.binding;
     let in_ref = &input.by_ref;
     let sum_binding = &sum.binding;
     let sum_owned = &sum.owned;
     let sum_ref = &sum.by_ref;
     let out_binding = &out.binding;
+    let out_owned = &out.owned;
     let out_ref = &out.by_ref;
     let same = equality_body(&out);
     let identity = identity_fn(in_binding, identity);
-    let bind = bind_argument(in_binding);
+    let bind = bind_argument(spec, in_binding);
     let arg_type = &input.data_type;
     let result_type = &out.data_type;
     let sum_type = &sum.data_type;
@@ -823,11 +823,6 @@ fn avg_template(
     let state = quote!(state);
     let check_merge = check_partials(&partials, &quote!(group_ids.len()));
     let check_restore = check_partials(&state, &quote!(groups.len()));
-    let valid_unused = if division == Division::HalfUp {
-        quote!()
-    } else {
-        quote!(let _ = valid;)
-    };
     Ok(Body {
         fields: quote! {
             state: crate::kernel::AvgState<#ident>,
@@ -859,15 +854,24 @@ fn avg_template(
 
                 #identity
 
+                const INITIAL_VALID: bool = #initial_valid;
+                const MERGE_NULL_POISONS: bool = #merge_null_poisons;
+
                 #[inline(always)]
                 fn add(sum: &mut #sum_owned, valid: &mut bool, value: #in_ref) {
-                    #valid_unused
+                    let _ = &valid;
                     #add
                 }
 
                 #[inline(always)]
+                fn sub(sum: &mut #sum_owned, valid: &mut bool, value: #in_ref) {
+                    let _ = &valid;
+                    #sub
+                }
+
+                #[inline(always)]
                 fn merge(sum: &mut #sum_owned, valid: &mut bool, value: #sum_ref) {
-                    #valid_unused
+                    let _ = &valid;
                     #merge
                 }
 
@@ -901,13 +905,16 @@ fn avg_template(
 
             fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
                 #bind
-                self.state.update(values, &rows, &groups);
+                match kinds {
+                    Some(kinds) => self.state.update_signed(values, &rows, groups.ids(), kinds),
+                    None => self.state.update(values, &rows, &groups),
+                }
                 Ok(())
             }
 
             fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
                 #bind
-                self.state.update_traced(values, &rows, groups.ids(), changed, self.scales, &self.result_type, Self::NAME)
+                self.state.update_traced(values, &rows, groups.ids(), kinds, changed, self.scales, &self.result_type, Self::NAME)
             }
 
             fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
@@ -937,6 +944,234 @@ fn avg_template(
                 crate::kernel::AvgState::<Self>::mark_changed(before, after, changed, Self::NAME)
             }
         },
+    })
+}
+
+/// The arithmetic of a sum-and-count state ([`crate::kernel`]'s `AvgRule`):
+/// AVG, and SUM over retracting input.
+struct SumCountRule {
+    zero: TokenStream,
+    add: TokenStream,
+    sub: TokenStream,
+    merge: TokenStream,
+    finish: TokenStream,
+    identity: Option<TokenStream>,
+    initial_valid: bool,
+    merge_null_poisons: bool,
+}
+
+fn is_integer(c: Carrier) -> bool {
+    matches!(
+        c,
+        Carrier::I8 | Carrier::I16 | Carrier::I32 | Carrier::I64 | Carrier::I128
+    )
+}
+
+fn is_float(c: Carrier) -> bool {
+    matches!(c, Carrier::F32 | Carrier::F64)
+}
+
+/// `op` (`add_38` or `sub_38`) on a DECIMAL(38) sum that stays NULL once
+/// it overflowed (`plus(NULL, x)` is NULL): AVG and SUM0.
+fn decimal_sticky(op: TokenStream, value: TokenStream) -> TokenStream {
+    quote! {
+        if *valid {
+            match crate::kernel::decimal::#op(*sum, #value) {
+                Some(total) => *sum = total,
+                None => {
+                    *sum = 0;
+                    *valid = false;
+                }
+            }
+        }
+    }
+}
+
+/// AVG per division rule (AvgAggFunction: accumulate adds, retract
+/// subtracts, value = sum / count).
+fn avg_rule(
+    division: Division,
+    input: &ColumnType,
+    sum: &ColumnType,
+    out: &ColumnType,
+    at: &crate::model::Location,
+) -> Result<SumCountRule, EmitError> {
+    let value = widen(quote!(value), input.carrier, sum);
+    let out_owned = &out.owned;
+    let small_int = |c: Carrier| is_integer(c) && c != Carrier::I128;
+    Ok(match division {
+        Division::Truncate
+            if small_int(input.carrier)
+                && sum.carrier == Carrier::I64
+                && small_int(out.carrier) =>
+        {
+            let quotient = if out.carrier == Carrier::I64 {
+                quote!(sum.wrapping_div(count))
+            } else {
+                // Java's narrowing cast of the long quotient.
+                quote!(sum.wrapping_div(count) as #out_owned)
+            };
+            SumCountRule {
+                zero: quote!(0),
+                add: quote! { *sum = sum.wrapping_add(#value); },
+                sub: quote! { *sum = sum.wrapping_sub(#value); },
+                merge: quote! { *sum = sum.wrapping_add(value); },
+                finish: quote! { let _ = scales; Some(#quotient) },
+                // Adding 0 to a wrapping sum changes nothing.
+                identity: Some(quote!(0)),
+                initial_valid: true,
+                merge_null_poisons: true,
+            }
+        }
+        Division::Float
+            if is_float(input.carrier) && sum.carrier == Carrier::F64 && is_float(out.carrier) =>
+        {
+            let quotient = if out.carrier == Carrier::F64 {
+                quote!(sum / count as f64)
+            } else {
+                quote!((sum / count as f64) as #out_owned)
+            };
+            SumCountRule {
+                zero: quote!(0.0),
+                add: quote! { *sum += #value; },
+                sub: quote! { *sum -= #value; },
+                merge: quote! { *sum += value; },
+                finish: quote! { let _ = scales; Some(#quotient) },
+                // `x + -0.0` is `x` for every `x`.
+                identity: Some(quote!(-0.0)),
+                initial_valid: true,
+                merge_null_poisons: true,
+            }
+        }
+        Division::HalfUp
+            if matches!(input.carrier, Carrier::I64 | Carrier::I128)
+                && sum.carrier == Carrier::I128
+                && out.carrier == Carrier::I128 =>
+        {
+            let wide = if input.carrier == Carrier::I128 {
+                quote!(value)
+            } else {
+                quote!(i128::from(value))
+            };
+            SumCountRule {
+                zero: quote!(0),
+                add: decimal_sticky(quote!(add_38), wide.clone()),
+                sub: decimal_sticky(quote!(sub_38), wide),
+                merge: decimal_sticky(quote!(add_38), quote!(value)),
+                finish: quote! { crate::kernel::decimal::avg_38(sum, count, scales.sum, scales.result) },
+                identity: None,
+                initial_valid: true,
+                merge_null_poisons: true,
+            }
+        }
+        _ => {
+            return Err(EmitError::new(
+                at,
+                format!(
+                    "division = {:?} does not fit argument {} with sum {} and result {}",
+                    division, input.text, sum.text, out.text
+                ),
+            ))
+        }
+    })
+}
+
+/// SUM over retracting input per overflow rule (SumWithRetractAggFunction:
+/// the sum starts NULL and a value restarts a NULL sum, a retraction of
+/// `x` from a NULL sum gives `0 - x`; the value is NULL while the count of
+/// values is zero).
+fn sum_retract_rule(
+    overflow: Overflow,
+    input: &ColumnType,
+    sum: &ColumnType,
+    out: &ColumnType,
+    at: &crate::model::Location,
+) -> Result<SumCountRule, EmitError> {
+    let value = widen(quote!(value), input.carrier, sum);
+    let finish = quote! { let _ = (count, scales); Some(sum) };
+    let fits = sum.carrier == out.carrier;
+    Ok(match overflow {
+        Overflow::Wrap if fits && is_integer(input.carrier) && is_integer(sum.carrier) => {
+            SumCountRule {
+                zero: quote!(0),
+                add: quote! { *sum = sum.wrapping_add(#value); },
+                sub: quote! { *sum = sum.wrapping_sub(#value); },
+                merge: quote! { *sum = sum.wrapping_add(value); },
+                finish,
+                // Integers: a NULL sum behaves as 0 (`0 + x` is `x`, `0 - x`
+                // is `-x`), so the sum starts at a valid 0.
+                identity: Some(quote!(0)),
+                initial_valid: true,
+                merge_null_poisons: false,
+            }
+        }
+        // Floats: a NULL sum takes the first value as it is (-0.0 stays
+        // -0.0) and a first retraction gives `0.0 - x`.
+        Overflow::Ieee if fits && is_float(input.carrier) && is_float(sum.carrier) => {
+            let restart = |op: TokenStream, value: TokenStream, fresh: TokenStream| {
+                quote! {
+                    if *valid {
+                        *sum #op #value;
+                    } else {
+                        *sum = #fresh;
+                        *valid = true;
+                    }
+                }
+            };
+            SumCountRule {
+                zero: quote!(0.0),
+                add: restart(quote!(+=), value.clone(), value.clone()),
+                sub: restart(quote!(-=), value.clone(), quote!(0.0 - #value)),
+                merge: restart(quote!(+=), quote!(value), quote!(value)),
+                finish,
+                identity: None,
+                initial_valid: false,
+                merge_null_poisons: false,
+            }
+        }
+        Overflow::Null if fits && sum.carrier == Carrier::I128 && is_integer(input.carrier) => {
+            let wide = if input.carrier == Carrier::I128 {
+                quote!(value)
+            } else {
+                quote!(i128::from(value))
+            };
+            // Past 38 digits the sum is NULL; the next value restarts it.
+            let restart = |op: TokenStream, value: TokenStream, fresh: TokenStream| {
+                quote! {
+                    if *valid {
+                        match crate::kernel::decimal::#op(*sum, #value) {
+                            Some(total) => *sum = total,
+                            None => {
+                                *sum = 0;
+                                *valid = false;
+                            }
+                        }
+                    } else {
+                        *sum = #fresh;
+                        *valid = true;
+                    }
+                }
+            };
+            SumCountRule {
+                zero: quote!(0),
+                add: restart(quote!(add_38), wide.clone(), wide.clone()),
+                sub: restart(quote!(sub_38), wide.clone(), quote!(-#wide)),
+                merge: restart(quote!(add_38), quote!(value), quote!(value)),
+                finish,
+                identity: None,
+                initial_valid: false,
+                merge_null_poisons: false,
+            }
+        }
+        _ => {
+            return Err(EmitError::new(
+                at,
+                format!(
+                    "overflow = {:?} does not fit argument {} with sum type {}",
+                    overflow, input.text, sum.text
+                ),
+            ))
+        }
     })
 }
 

@@ -1,8 +1,8 @@
 //! Rules for `[[entry]]` tables of family files.
 //!
-//! Each state template serves one kind of function, accepts insert-only,
-//! non-DISTINCT input only (no retracting or DISTINCT template exists yet),
-//! takes certain type rows and params, and has a fixed partial layout.
+//! Each state template serves one kind of function and input mode
+//! (non-DISTINCT only: no DISTINCT template exists yet), takes certain type
+//! rows and params, and has a fixed partial layout.
 
 use crate::error::SpecError;
 use crate::load::{locate, Located, RawEntry, RawItem, Source};
@@ -27,33 +27,33 @@ pub(crate) struct CheckedEntry {
     pub keys: Vec<(SpecKey, Location)>,
 }
 
-/// The template a function's state needs.
-fn template_for(function: Function) -> StateTemplate {
+/// The template a function's state needs for an input mode: Flink keeps
+/// the same function for both modes except SUM (SumWithRetractAggFunction
+/// also counts values).
+fn template_for(function: Function, input: Option<InputMode>) -> StateTemplate {
     match function {
         Function::Min | Function::Max => StateTemplate::RunningExtreme,
         Function::CountStar => StateTemplate::CountStar,
         Function::Count => StateTemplate::Count,
+        Function::Sum if input == Some(InputMode::Retracting) => StateTemplate::SumRetract,
         Function::Sum => StateTemplate::Sum,
         Function::Sum0 => StateTemplate::Sum0,
         Function::Avg => StateTemplate::Avg,
     }
 }
 
-/// What a retracting variant of `template` would need.
-fn retracting_need(template: StateTemplate) -> &'static str {
+/// Why a template cannot take retracting input, or `None` when it can.
+fn retracting_refusal(template: StateTemplate) -> Option<&'static str> {
     match template {
-        StateTemplate::RunningExtreme => {
+        StateTemplate::RunningExtreme => Some(
             "retracting MIN/MAX needs a template that keeps a counted multiset of values per group \
-             (Flink's MinWithRetractAggFunction / MaxWithRetractAggFunction)"
-        }
-        StateTemplate::CountStar | StateTemplate::Count => {
-            "retracting COUNT needs a count template that decrements on -U/-D rows"
-        }
-        StateTemplate::Sum | StateTemplate::Sum0 => {
-            "retracting SUM needs a template that also counts values so a retraction can bring the sum \
-             back to NULL (Flink's SumWithRetractAggFunction)"
-        }
-        StateTemplate::Avg => "retracting AVG needs a sum-and-count template that subtracts on -U/-D rows",
+             (Flink's MinWithRetractAggFunction / MaxWithRetractAggFunction), which does not exist yet",
+        ),
+        StateTemplate::Sum => Some(
+            "retracting SUM keeps a count of values too, so a retraction can bring the sum back to \
+             NULL: use state = \"sum_retract\"",
+        ),
+        _ => None,
     }
 }
 
@@ -63,7 +63,7 @@ fn layout_text(template: StateTemplate) -> &'static str {
         StateTemplate::RunningExtreme => "one field of type `arg`",
         StateTemplate::CountStar | StateTemplate::Count => "one BIGINT field",
         StateTemplate::Sum | StateTemplate::Sum0 => "one field (the sum)",
-        StateTemplate::Avg => "two fields, the sum and a BIGINT count",
+        StateTemplate::Avg | StateTemplate::SumRetract => "two fields, the sum and a BIGINT count",
     }
 }
 
@@ -250,7 +250,7 @@ pub(crate) fn check_entry(
     if let Some(state) = state {
         // Function <-> template.
         for f in &functions {
-            let wanted = template_for(f.value);
+            let wanted = template_for(f.value, input);
             if wanted != state {
                 cx.error(
                     &f.at,
@@ -266,14 +266,13 @@ pub(crate) fn check_entry(
             }
         }
         // Input mode and DISTINCT.
-        if input == Some(InputMode::Retracting) {
+        if let (Some(InputMode::Retracting), Some(refusal)) = (input, retracting_refusal(state)) {
             cx.error(
                 &input_text.at,
                 format!(
-                    "state template `{}` only accepts insert-only input; {}, which does not exist yet: \
+                    "state template `{}` only accepts insert-only input; {refusal}: \
                      write input = \"insert_only\" or add that template",
                     state.as_str(),
-                    retracting_need(state)
                 ),
             );
         }
@@ -291,7 +290,10 @@ pub(crate) fn check_entry(
         // Types the template takes.
         if matches!(
             state,
-            StateTemplate::Sum | StateTemplate::Sum0 | StateTemplate::Avg
+            StateTemplate::Sum
+                | StateTemplate::Sum0
+                | StateTemplate::Avg
+                | StateTemplate::SumRetract
         ) {
             for (row, at) in &rows {
                 if row.numeric == Numeric::None {
@@ -429,7 +431,7 @@ fn check_layout(
     partial_at: &Location,
 ) {
     let count = match state {
-        StateTemplate::Avg => 2,
+        StateTemplate::Avg | StateTemplate::SumRetract => 2,
         _ => 1,
     };
     if written != count {
@@ -451,7 +453,7 @@ fn check_layout(
         StateTemplate::RunningExtreme => vec![Some(TypeExpr::Arg)],
         StateTemplate::CountStar | StateTemplate::Count => vec![Some(bigint)],
         StateTemplate::Sum | StateTemplate::Sum0 => vec![None],
-        StateTemplate::Avg => vec![None, Some(bigint)],
+        StateTemplate::Avg | StateTemplate::SumRetract => vec![None, Some(bigint)],
     };
     for (field, wanted) in fields.iter().zip(wanted) {
         if let Some(wanted) = wanted {
@@ -559,7 +561,10 @@ fn check_params(
         .map(|p| source.location(&p.span()))
         .unwrap_or_else(|| item.at.clone());
     let mut params = Params::default();
-    let wants_overflow = matches!(state, StateTemplate::Sum | StateTemplate::Sum0);
+    let wants_overflow = matches!(
+        state,
+        StateTemplate::Sum | StateTemplate::Sum0 | StateTemplate::SumRetract
+    );
     let wants_division = state == StateTemplate::Avg;
 
     // overflow

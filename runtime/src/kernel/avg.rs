@@ -46,6 +46,19 @@ pub trait AvgRule: 'static {
         valid: &mut bool,
         value: <Self::In as Binding>::Ref<'_>,
     );
+    /// Retracts one non-NULL argument value (Flink's retract `minus`).
+    fn sub(
+        sum: &mut <Self::Sum as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::In as Binding>::Ref<'_>,
+    );
+    /// Whether a fresh group's sum is valid (AVG starts at zero); SUM with
+    /// retraction starts NULL and its first value restarts it.
+    const INITIAL_VALID: bool = true;
+    /// Whether a NULL partial sum makes the merged sum NULL (AVG's
+    /// `plus(sum, NULL)`); otherwise NULL partial sums are skipped (SUM
+    /// with retraction).
+    const MERGE_NULL_POISONS: bool = true;
     /// Adds one non-NULL partial sum; clears `valid` on overflow to NULL.
     fn merge(
         sum: &mut <Self::Sum as Binding>::Owned,
@@ -106,7 +119,7 @@ impl<R: AvgRule> AvgState<R> {
     /// Grows to `n` groups; new groups hold a zero sum and count.
     pub fn resize(&mut self, n: usize) {
         self.sums.resize(n, R::zero());
-        self.valid.resize(n, true);
+        self.valid.resize(n, R::INITIAL_VALID);
         self.counts.resize(n, 0);
     }
 
@@ -181,6 +194,48 @@ impl<R: AvgRule> AvgState<R> {
         }
     }
 
+    /// Folds the selected rows in order; rows `kinds` marks -U/-D are
+    /// retracted ([`AvgRule::sub`], count - 1).
+    pub fn update_signed(
+        &mut self,
+        column: <R::In as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+        kinds: &[i8],
+    ) {
+        rows.for_each(|i| self.fold_row(&column, i, group_ids[i] as usize, kinds.get(i)));
+    }
+
+    #[inline(always)]
+    fn fold_row(
+        &mut self,
+        column: &<R::In as Binding>::Reader<'_>,
+        i: usize,
+        g: usize,
+        kind: Option<&i8>,
+    ) {
+        let (sum, valid) = (&mut self.sums[g], &mut self.valid[g]);
+        if kind.is_some_and(|&k| super::is_retract(k)) {
+            R::sub(sum, valid, R::In::get(column, i));
+            self.counts[g] = self.counts[g].wrapping_sub(1);
+        } else {
+            R::add(sum, valid, R::In::get(column, i));
+            self.counts[g] = self.counts[g].wrapping_add(1);
+        }
+    }
+
+    /// Resets the listed groups to a zero sum and count.
+    pub fn clear(&mut self, groups: &[u32]) {
+        for &g in groups {
+            let g = g as usize;
+            if g < self.sums.len() {
+                self.sums[g] = R::zero();
+                self.valid[g] = R::INITIAL_VALID;
+                self.counts[g] = 0;
+            }
+        }
+    }
+
     fn result(&self, g: usize, scales: Scales) -> Option<<R::Out as Binding>::Owned> {
         if self.counts[g] == 0 || !self.valid[g] {
             None
@@ -197,6 +252,7 @@ impl<R: AvgRule> AvgState<R> {
         column: <R::In as Binding>::Reader<'_>,
         rows: &Rows,
         group_ids: &[u32],
+        kinds: Option<&[i8]>,
         changed: &mut [bool],
         scales: Scales,
         result_type: &DataType,
@@ -215,12 +271,7 @@ impl<R: AvgRule> AvgState<R> {
             let g = g as usize;
             let before = self.result(g, scales);
             if rows.selected(i) {
-                R::add(
-                    &mut self.sums[g],
-                    &mut self.valid[g],
-                    R::In::get(&column, i),
-                );
-                self.counts[g] = self.counts[g].wrapping_add(1);
+                self.fold_row(&column, i, g, kinds.and_then(|k| k.get(i)));
             }
             let after = self.result(g, scales);
             let same = match (&before, &after) {
@@ -253,7 +304,7 @@ impl<R: AvgRule> AvgState<R> {
                     &mut self.valid[g],
                     R::Sum::get(&sums_in, i),
                 );
-            } else {
+            } else if R::MERGE_NULL_POISONS {
                 self.valid[g] = false;
             }
             if counts_in.is_valid(i) {

@@ -71,11 +71,32 @@ impl Counts {
         });
     }
 
-    /// Counts like [`Counts::update`], returning each row's count after it.
+    /// Counts the selected rows in order, each -U/-D row (by `kinds`)
+    /// counting -1, as Flink's COUNT retracts.
+    pub fn update_signed(&mut self, rows: &Rows, group_ids: &[u32], kinds: &[i8]) {
+        rows.for_each(|i| {
+            let slot = &mut self.values[group_ids[i] as usize];
+            *slot = slot.wrapping_add(signed_one(kinds[i]));
+        });
+    }
+
+    /// Resets the listed groups to zero (a group whose record count
+    /// reached zero starts over).
+    pub fn clear(&mut self, groups: &[u32]) {
+        for &g in groups {
+            if let Some(slot) = self.values.get_mut(g as usize) {
+                *slot = 0;
+            }
+        }
+    }
+
+    /// Counts like [`Counts::update`] (signed by `kinds` when given),
+    /// returning each row's count after it.
     pub fn update_traced(
         &mut self,
         rows: &Rows,
         group_ids: &[u32],
+        kinds: Option<&[i8]>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
         if changed.len() < rows.len() {
@@ -89,7 +110,7 @@ impl Counts {
         for (i, &g) in group_ids[..rows.len()].iter().enumerate() {
             let slot = &mut self.values[g as usize];
             if rows.selected(i) {
-                *slot = slot.wrapping_add(1);
+                *slot = slot.wrapping_add(kinds.map_or(1, |k| signed_one(k[i])));
                 changed[i] = true;
             }
             out.push(*slot);
@@ -164,6 +185,16 @@ impl Counts {
             *flag |= differs;
         }
         Ok(())
+    }
+}
+
+/// +1 for an accumulating row kind, -1 for a retracting one.
+#[inline(always)]
+fn signed_one(kind: i8) -> i64 {
+    if super::is_retract(kind) {
+        -1
+    } else {
+        1
     }
 }
 

@@ -26,6 +26,16 @@ pub fn add_38(a: i128, b: i128) -> Option<i128> {
     }
 }
 
+/// Difference of two DECIMAL(38, s) values of the same scale; `None` (SQL
+/// NULL) past 38 digits, as `DecimalDataUtils.subtract` returns null.
+#[inline]
+pub fn sub_38(a: i128, b: i128) -> Option<i128> {
+    match a.checked_sub(b) {
+        Some(diff) if (-MAX_38..=MAX_38).contains(&diff) => Some(diff),
+        _ => None,
+    }
+}
+
 /// AVG of a DECIMAL(38, `sum_scale`) sum over `count` rows, as Flink
 /// computes `cast(sum / count AS DECIMAL(38, result_scale))`:
 /// `BigDecimal.divide` with `MathContext(38, HALF_UP)` (38 significant

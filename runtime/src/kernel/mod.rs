@@ -59,6 +59,32 @@ pub fn check_insert_only(batch: &BatchUpdate<'_>, name: &str) -> Result<()> {
     )))
 }
 
+/// Whether a Flink row-kind code retracts (-U 1, -D 3).
+#[inline(always)]
+pub fn is_retract(kind: i8) -> bool {
+    kind & 1 == 1
+}
+
+/// The row kinds of a batch for a retracting accumulator: `Some` only when
+/// at least one row retracts (so insert-only batches keep the fast paths).
+/// Fails on a row-kind column of the wrong length or an unknown code.
+pub fn retract_kinds<'a>(batch: &BatchUpdate<'a>, name: &str) -> Result<Option<&'a [i8]>> {
+    let Some(kinds) = batch.row_kinds else {
+        return Ok(None);
+    };
+    if kinds.len() != batch.len() {
+        return Err(AggError::Input(format!(
+            "{name}: row-kind column has {} rows, batch has {}",
+            kinds.len(),
+            batch.len()
+        )));
+    }
+    if let Some(&bad) = kinds.iter().find(|&&k| !(0..=3).contains(&k)) {
+        return Err(AggError::Input(format!("{name}: unknown row kind {bad}")));
+    }
+    Ok(kinds.iter().any(|&k| is_retract(k)).then_some(kinds))
+}
+
 /// Group ids checked against a number of groups: every id is below
 /// [`GroupIds::num_groups`]. Only [`check_groups`] builds one, so the update
 /// kernels may index state without bounds checks once they have seen that

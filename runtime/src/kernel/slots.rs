@@ -41,6 +41,19 @@ pub trait SlotRule: 'static {
         valid: &mut bool,
         value: <Self::In as Binding>::Ref<'_>,
     );
+    /// Retracts one non-NULL argument value (SUM0's `minus`). Only
+    /// retracting specializations are handed -U/-D rows; the default,
+    /// for rules without a retraction (running extremes), leaves the state
+    /// as it is and is never reached, as insert-only accumulators reject
+    /// retracting rows before folding.
+    #[inline(always)]
+    fn unfold(
+        acc: &mut <Self::Acc as Binding>::Owned,
+        valid: &mut bool,
+        value: <Self::In as Binding>::Ref<'_>,
+    ) {
+        let _ = (acc, valid, value);
+    }
     /// Folds one non-NULL partial value.
     fn merge(
         acc: &mut <Self::Acc as Binding>::Owned,
@@ -166,14 +179,55 @@ impl<R: SlotRule> Slots<R> {
         }
     }
 
+    /// Folds the selected rows in order, retracting ([`SlotRule::unfold`])
+    /// the rows `kinds` marks -U/-D.
+    pub fn update_signed(
+        &mut self,
+        column: <R::In as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+        kinds: &[i8],
+    ) {
+        rows.for_each(|i| self.fold_row(&column, i, group_ids[i] as usize, kinds.get(i)));
+    }
+
+    #[inline(always)]
+    fn fold_row(
+        &mut self,
+        column: &<R::In as Binding>::Reader<'_>,
+        i: usize,
+        g: usize,
+        kind: Option<&i8>,
+    ) {
+        let (value, valid) = (&mut self.values[g], &mut self.valid[g]);
+        if kind.is_some_and(|&k| super::is_retract(k)) {
+            R::unfold(value, valid, R::In::get(column, i));
+        } else {
+            R::fold(value, valid, R::In::get(column, i));
+        }
+    }
+
+    /// Resets the listed groups to a fresh state.
+    pub fn clear(&mut self, groups: &[u32]) {
+        for &g in groups {
+            let g = g as usize;
+            if g < self.values.len() {
+                self.values[g] = R::initial();
+                self.valid[g] = R::INITIAL_VALID;
+            }
+        }
+    }
+
     /// Folds like [`Slots::update`] and returns each row's result right
     /// after it; sets `changed[row]` when that result differs from the one
     /// before under [`SlotRule::same`].
+    #[allow(clippy::too_many_arguments)]
     pub fn update_traced(
         &mut self,
         column: <R::In as Binding>::Reader<'_>,
         rows: &Rows,
         group_ids: &[u32],
+        kinds: Option<&[i8]>,
         changed: &mut [bool],
         result_type: &DataType,
         name: &str,
@@ -191,11 +245,7 @@ impl<R: SlotRule> Slots<R> {
             let g = g as usize;
             let differs = if rows.selected(i) {
                 let before = (self.valid[g], self.values[g].clone());
-                R::fold(
-                    &mut self.values[g],
-                    &mut self.valid[g],
-                    R::In::get(&column, i),
-                );
+                self.fold_row(&column, i, g, kinds.and_then(|k| k.get(i)));
                 !self.same_as(g, before.0, &before.1)
             } else {
                 !self.same_as(g, self.valid[g], &self.values[g])

@@ -22,12 +22,18 @@ pub(crate) struct Bundle {
     pub prev: Vec<Vec<ArrayRef>>,
     /// Number of pre-bundle results held.
     pub prev_len: usize,
+    /// Over retracting input, per accumulator: chunks of pre-bundle state
+    /// columns in `prev_pos` order, to roll groups back when Flink would
+    /// drop the rest of the bundle.
+    pub saved: Vec<Vec<Vec<ArrayRef>>>,
 }
 
 impl Bundle {
-    pub(crate) fn new(calls: usize) -> Self {
+    /// An empty bundle for `calls` output calls and `accs` accumulators.
+    pub(crate) fn new(calls: usize, accs: usize) -> Self {
         Bundle {
             prev: vec![Vec::new(); calls],
+            saved: vec![Vec::new(); accs],
             ..Default::default()
         }
     }
@@ -53,6 +59,9 @@ impl Bundle {
         for chunks in &mut self.prev {
             chunks.clear();
         }
+        for chunks in &mut self.saved {
+            chunks.clear();
+        }
         self.prev_len = 0;
     }
 
@@ -66,6 +75,7 @@ impl Bundle {
             .prev
             .iter()
             .flatten()
+            .chain(self.saved.iter().flatten().flatten())
             .map(|a| a.get_array_memory_size())
             .sum();
         (self.touched.capacity() + self.slot_of.capacity() + self.prev_pos.capacity()) * 4 + chunks

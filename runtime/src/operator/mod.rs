@@ -21,6 +21,7 @@
 mod bundle;
 mod changelog;
 mod input;
+mod retract;
 
 use std::sync::Arc;
 
@@ -34,17 +35,26 @@ use crate::error::{AggError, Result};
 use crate::flink_key::{key_group_for_hash, JavaHashMapOrder};
 use crate::group_table::GroupTable;
 use crate::memory::MemoryBudget;
-use crate::plan::{admit, arrow_type, AggPlan, Emission};
+use crate::plan::{admit, arrow_type, AggCall, AggPlan, Emission};
 use crate::snapshot::{decode_key_group, encode_key_group, ColumnRole, SnapshotMeta};
-use crate::types::{Phase, RowKind, ROW_KIND_COLUMN};
+use crate::types::{InputMode, Phase, RowKind, ROW_KIND_COLUMN};
 
 use bundle::{Bundle, NONE};
 use changelog::{Changelog, AFTER, BEFORE};
+use retract::retracting_rows;
 
 /// One group-aggregate operator instance (one Flink subtask).
 #[derive(Debug)]
 pub struct GroupAggOperator {
     plan: AggPlan,
+    /// The plan's calls, plus over retracting input without a COUNT(*)
+    /// the record-counting COUNT(*) Flink's planner inserts (last, hidden
+    /// from results, in the local phase's partials).
+    calls: Vec<AggCall>,
+    /// Number of calls whose results are output (the plan's calls).
+    visible: usize,
+    /// Over retracting input: the call whose count is the record count.
+    counter: Option<usize>,
     specializations: Vec<String>,
     table: GroupTable,
     /// State accumulators (single, global) or bundle accumulators (local).
@@ -70,10 +80,9 @@ pub struct GroupAggOperator {
 /// What identifies the state layout of a plan: key types, and each
 /// call's specialization and argument types. Budget, TTL, emission mode
 /// and parallelism may change across a restore; this may not.
-fn state_fingerprint(plan: &AggPlan, specializations: &[String]) -> String {
+fn state_fingerprint(plan: &AggPlan, calls: &[AggCall], specializations: &[String]) -> String {
     let keys: Vec<String> = plan.key_types.iter().map(|t| t.to_string()).collect();
-    let calls: Vec<String> = plan
-        .calls
+    let calls: Vec<String> = calls
         .iter()
         .zip(specializations)
         .map(|(c, s)| {
@@ -84,8 +93,43 @@ fn state_fingerprint(plan: &AggPlan, specializations: &[String]) -> String {
     format!("keys[{}] calls[{}]", keys.join(", "), calls.join("; "))
 }
 
-fn create_accumulators(plan: &AggPlan) -> Result<Vec<Box<dyn GroupAccumulator>>> {
-    plan.calls
+/// The calls an operator runs and the record-counting one: over
+/// retracting input Flink counts records with the first COUNT(*), or
+/// inserts one after the other calls.
+fn effective_calls(plan: &AggPlan) -> Result<(Vec<AggCall>, Option<usize>)> {
+    let mut calls = plan.calls.clone();
+    if plan.input != InputMode::Retracting {
+        return Ok((calls, None));
+    }
+    if let Some(i) = plan.record_counter() {
+        return Ok((calls, Some(i)));
+    }
+    let args = match plan.phase {
+        Phase::Global => vec![plan.count_star_column.ok_or_else(|| {
+            AggError::Plan(
+                "a global phase over retracting input needs count_star_column, the COUNT(*) \
+                 partial that counts records"
+                    .into(),
+            )
+        })?],
+        _ => Vec::new(),
+    };
+    calls.push(AggCall {
+        function: "COUNT_STAR".into(),
+        args,
+        arg_types: Vec::new(),
+        distinct: false,
+        filter: None,
+    });
+    let counter = calls.len() - 1;
+    Ok((calls, Some(counter)))
+}
+
+fn create_accumulators(
+    plan: &AggPlan,
+    calls: &[AggCall],
+) -> Result<Vec<Box<dyn GroupAccumulator>>> {
+    calls
         .iter()
         .map(|call| {
             let admission = crate::registry::lookup(
@@ -115,22 +159,23 @@ impl GroupAggOperator {
     pub fn new(plan: AggPlan) -> Result<Self> {
         plan.validate()?;
         let admitted = admit(&plan).map_err(|e| AggError::Plan(e.reason))?;
-        let accs = create_accumulators(&plan)?;
+        let (calls, counter) = effective_calls(&plan)?;
+        let visible = plan.calls.len();
+        let accs = create_accumulators(&plan, &calls)?;
         let bundle_accs = if plan.phase == Phase::Global {
-            create_accumulators(&plan)?
+            create_accumulators(&plan, &calls)?
         } else {
             Vec::new()
         };
         let key_arrow: Vec<DataType> = plan.key_types.iter().map(arrow_type).collect();
         let input_arrow: Vec<Vec<DataType>> = match plan.phase {
             Phase::Global => accs.iter().map(|a| a.partial_types()).collect(),
-            _ => plan
-                .calls
+            _ => calls
                 .iter()
                 .map(|c| c.arg_types.iter().map(arrow_type).collect())
                 .collect(),
         };
-        for (i, (call, types)) in plan.calls.iter().zip(&input_arrow).enumerate() {
+        for (i, (call, types)) in calls.iter().zip(&input_arrow).enumerate() {
             if call.args.len() != types.len() {
                 return Err(AggError::Plan(format!(
                     "call {i} ({}) lists {} input columns but needs {}",
@@ -151,7 +196,7 @@ impl GroupAggOperator {
                 for (j, t) in acc.partial_types().into_iter().enumerate() {
                     fields.push(Field::new(format!("agg{c}_{j}"), t, true));
                 }
-            } else {
+            } else if c < visible {
                 fields.push(Field::new(format!("agg{c}"), acc.result_type(), true));
             }
             for (j, t) in acc.state_types().into_iter().enumerate() {
@@ -159,7 +204,6 @@ impl GroupAggOperator {
             }
         }
         fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
-        let calls = plan.calls.len();
         let mut roles = vec![ColumnRole::Key; key_arrow.len()];
         for (c, acc) in accs.iter().enumerate() {
             roles.extend(std::iter::repeat_n(
@@ -167,8 +211,11 @@ impl GroupAggOperator {
                 acc.state_types().len(),
             ));
         }
+        // The inserted record counter is part of the state layout.
+        let mut layout = admitted.specializations.clone();
+        layout.extend(accs[visible..].iter().map(|a| a.name().to_string()));
         let snapshot_meta = SnapshotMeta {
-            plan_fingerprint: state_fingerprint(&plan, &admitted.specializations),
+            plan_fingerprint: state_fingerprint(&plan, &calls, &layout),
             max_parallelism: plan.max_parallelism,
             roles,
         };
@@ -179,7 +226,7 @@ impl GroupAggOperator {
             accs,
             bundle_accs,
             live: Vec::new(),
-            bundle: Bundle::new(calls),
+            bundle: Bundle::new(visible, calls.len()),
             order: JavaHashMapOrder::default(),
             key_arrow,
             input_arrow,
@@ -189,6 +236,9 @@ impl GroupAggOperator {
             ids: Vec::new(),
             last_row: Vec::new(),
             plan,
+            calls,
+            visible,
+            counter,
         })
     }
 
@@ -273,7 +323,6 @@ impl GroupAggOperator {
             &self.plan.key_columns,
             &self.key_arrow,
             &self
-                .plan
                 .calls
                 .iter()
                 .map(|c| c.args.clone())
@@ -285,7 +334,10 @@ impl GroupAggOperator {
             return Ok(None);
         }
         match (self.plan.phase, self.plan.emission) {
-            (Phase::Single, Emission::Immediate) => self.process_immediate(&input).map(Some),
+            (Phase::Single, Emission::Immediate) => match retracting_rows(&input) {
+                Some(kinds) => self.process_immediate_retracting(&input, kinds).map(Some),
+                None => self.process_immediate(&input).map(Some),
+            },
             (Phase::Single, Emission::MiniBatch) => self.process_bundled(&input).map(|_| None),
             (Phase::Local, _) => self.process_local(&input).map(|_| None),
             (Phase::Global, _) => self.process_global(&input).map(|_| None),
@@ -398,14 +450,18 @@ impl GroupAggOperator {
 
         let mut changed = vec![false; rows];
         let mut traced = Vec::with_capacity(self.accs.len());
-        for (acc, args) in self.accs.iter_mut().zip(&input.args) {
+        for (c, (acc, args)) in self.accs.iter_mut().zip(&input.args).enumerate() {
             let update = BatchUpdate {
                 args,
                 group_ids: &self.ids,
                 filter: None,
                 row_kinds: input.row_kinds,
             };
-            traced.push(acc.update_traced(&update, &mut changed)?);
+            if c < self.visible {
+                traced.push(acc.update_traced(&update, &mut changed)?);
+            } else {
+                acc.update(&update)?;
+            }
         }
         for &g in &self.ids {
             self.live[g as usize] = true;
@@ -437,8 +493,12 @@ impl GroupAggOperator {
         log.finish(&self.schema, &input.keys, &values)
     }
 
+    /// The output calls' results for the listed groups.
     fn evaluate_all(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
-        self.accs.iter().map(|a| a.evaluate(groups)).collect()
+        self.accs[..self.visible]
+            .iter()
+            .map(|a| a.evaluate(groups))
+            .collect()
     }
 
     /// Adds this batch's newly touched groups to the bundle; returns them.
@@ -490,6 +550,10 @@ impl GroupAggOperator {
         }
         for (chunks, p) in self.bundle.prev.iter_mut().zip(prev) {
             chunks.push(p);
+        }
+        if self.plan.input == InputMode::Retracting {
+            self.save_for_rollback(&first_live)?;
+            return self.fold_accepted(input);
         }
         self.fold_rows(input)
     }
@@ -572,10 +636,15 @@ impl GroupAggOperator {
             return Ok(None);
         }
         let touched = self.bundle.touched.clone();
-        let order = self.hash_map_order(&touched);
+        let mut order = self.hash_map_order(&touched);
+        if self.plan.input == InputMode::Retracting {
+            let kept = self.cut_bundle(&order)?;
+            order.truncate(kept);
+        }
         let groups: Vec<u32> = order.iter().map(|&s| touched[s as usize]).collect();
         let after = self.evaluate_all(&groups)?;
-        let mut before = Vec::with_capacity(self.accs.len());
+        let counts = self.record_counts(&groups)?;
+        let mut before = Vec::with_capacity(self.visible);
         for chunks in &self.bundle.prev {
             let parts: Vec<&dyn Array> = chunks.iter().map(|a| a.as_ref()).collect();
             before.push(concat(&parts)?);
@@ -594,9 +663,18 @@ impl GroupAggOperator {
         let changed = self.changed(&before, &prev_idx, &after, &old_pos)?;
         let mut log = Changelog::default();
         let mut k = 0;
+        let mut emptied = Vec::new();
         for (pos, &s) in order.iter().enumerate() {
             let p = self.bundle.prev_pos[s as usize];
-            if p == NONE {
+            if counts.as_ref().is_some_and(|c| c[pos] == 0) {
+                // Record count zero: -D of the previous result (nothing for
+                // a group without state before), and the state is cleared.
+                if p != NONE {
+                    log.push(RowKind::Delete, pos as u32, BEFORE, p as usize);
+                    k += 1;
+                }
+                emptied.push(groups[pos]);
+            } else if p == NONE {
                 log.push(RowKind::Insert, pos as u32, AFTER, pos);
             } else {
                 if changed[k] || self.plan.state_ttl_ms > 0 {
@@ -608,6 +686,7 @@ impl GroupAggOperator {
                 k += 1;
             }
         }
+        self.clear_groups(&emptied);
         let keys = self.table.keys(&groups)?;
         let values: Vec<[ArrayRef; 2]> =
             before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
@@ -631,7 +710,7 @@ impl GroupAggOperator {
         }
         let prev_idx = UInt32Array::from(prev_idx.to_vec());
         let new_pos = UInt32Array::from(new_pos.to_vec());
-        for (c, acc) in self.accs.iter().enumerate() {
+        for (c, acc) in self.accs[..self.visible].iter().enumerate() {
             let b = take(before[c].as_ref(), &prev_idx, None)?;
             let a = take(after[c].as_ref(), &new_pos, None)?;
             acc.mark_changed(&b, &a, &mut changed)?;
@@ -683,6 +762,7 @@ impl GroupAggOperator {
             acc.merge(p, &groups)?;
         }
         let after = self.evaluate_all(&groups)?;
+        let counts = self.record_counts(&groups)?;
         let had_state: Vec<u32> = groups
             .iter()
             .enumerate()
@@ -692,8 +772,15 @@ impl GroupAggOperator {
         let changed = self.changed(&before, &had_state, &after, &had_state)?;
         let mut log = Changelog::default();
         let mut k = 0;
+        let mut emptied = Vec::new();
         for (pos, &g) in groups.iter().enumerate() {
-            if !self.live[g as usize] {
+            if counts.as_ref().is_some_and(|c| c[pos] == 0) {
+                if self.live[g as usize] {
+                    log.push(RowKind::Delete, pos as u32, BEFORE, pos);
+                    k += 1;
+                }
+                emptied.push(g);
+            } else if !self.live[g as usize] {
                 log.push(RowKind::Insert, pos as u32, AFTER, pos);
             } else {
                 if changed[k] || self.plan.state_ttl_ms > 0 {
@@ -708,6 +795,7 @@ impl GroupAggOperator {
         for &g in &groups {
             self.live[g as usize] = true;
         }
+        self.clear_groups(&emptied);
         let keys = self.table.keys(&groups)?;
         let values: Vec<[ArrayRef; 2]> =
             before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();

@@ -39,6 +39,7 @@ pub fn plan(key: SqlType, calls: Vec<AggCall>, emission: Emission) -> AggPlan {
         state_ttl_ms: 0,
         memory_budget_bytes: 64 << 20,
         max_parallelism: 128,
+        count_star_column: None,
     }
 }
 
