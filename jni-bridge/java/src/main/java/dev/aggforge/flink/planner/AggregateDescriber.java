@@ -206,6 +206,15 @@ public final class AggregateDescriber {
                 }
             }
         }
+        if (!insertOnly) {
+            for (AggregateDescriptor.Call call : calls) {
+                if (!call.retraction()) {
+                    // Flink then keeps the call's insert-only function (for SUM another
+                    // accumulator layout) next to retracting ones; not described yet.
+                    reasons.add(call.function() + " does not retract over a retracting input");
+                }
+            }
+        }
         if (config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)
                 && phase != AggregateDescriptor.Phase.LOCAL) {
             reasons.add("table.exec.async-state.enabled is set");

@@ -294,6 +294,9 @@ public record AggregateDescriptor(
         json.append(",\"state_ttl_ms\":").append(stateTtlMs);
         json.append(",\"memory_budget_bytes\":").append(memoryBudgetBytes);
         json.append(",\"max_parallelism\":").append(maxParallelism);
+        if (phase == Phase.GLOBAL && input == InputMode.RETRACTING && countStarColumn >= 0) {
+            json.append(",\"count_star_column\":").append(countStarColumn);
+        }
         return json.append('}').toString();
     }
 
