@@ -200,11 +200,14 @@ pub enum StateTemplate {
     /// Nullable sum plus a count of values, NULL when the count is zero
     /// (SUM over retracting input, Flink's SumWithRetractAggFunction).
     SumRetract,
+    /// A counted multiset of values plus the extreme (MIN/MAX over
+    /// retracting input, Flink's MinWithRetractAggFunction).
+    CountedExtreme,
 }
 
 impl StateTemplate {
     /// Every template.
-    pub const ALL: [StateTemplate; 7] = [
+    pub const ALL: [StateTemplate; 8] = [
         StateTemplate::RunningExtreme,
         StateTemplate::CountStar,
         StateTemplate::Count,
@@ -212,6 +215,7 @@ impl StateTemplate {
         StateTemplate::Sum0,
         StateTemplate::Avg,
         StateTemplate::SumRetract,
+        StateTemplate::CountedExtreme,
     ];
 
     /// Spec spelling.
@@ -224,6 +228,7 @@ impl StateTemplate {
             StateTemplate::Sum0 => "sum0",
             StateTemplate::Avg => "avg",
             StateTemplate::SumRetract => "sum_retract",
+            StateTemplate::CountedExtreme => "counted_extreme",
         }
     }
 

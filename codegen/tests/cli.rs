@@ -34,7 +34,7 @@ fn check_ok() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout).trim(),
-        "ok: 15 type rows, 23 entries, 110 specializations"
+        "ok: 15 type rows, 24 entries, 140 specializations"
     );
 }
 
@@ -138,7 +138,7 @@ fn list_count_star_and_whole_matrix() {
     let stdout = text(&out.stdout);
     // 6 functions x 15 types + COUNT_STAR, x 3 phases x 2 inputs x 2 DISTINCT.
     assert!(
-        stdout.ends_with("330 of 1092 combinations specialized\n"),
+        stdout.ends_with("360 of 1092 combinations specialized\n"),
         "{stdout}"
     );
 }

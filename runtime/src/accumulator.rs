@@ -59,6 +59,13 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
     /// state grows.
     fn bytes_per_group(&self) -> usize;
 
+    /// Upper bound of the bytes state grows by per folded input row beyond
+    /// [`GroupAccumulator::bytes_per_group`] (a multiset entry); 0 for
+    /// fixed-size state.
+    fn bytes_per_input_row(&self) -> usize {
+        0
+    }
+
     /// Grows state to `total_groups`; new groups take the initial state.
     fn resize(&mut self, total_groups: usize);
 

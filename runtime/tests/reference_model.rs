@@ -254,12 +254,27 @@ fn less(a: &V, b: &V) -> bool {
     }
 }
 
+/// Java `compareTo` (`Double.compare` for floats: -0.0 < 0.0, NaN last).
+fn java_compare(a: &V, b: &V) -> std::cmp::Ordering {
+    let canon = |x: f64| if x.is_nan() { f64::NAN } else { x };
+    match (a, b) {
+        (V::F32(x), V::F32(y)) => canon(f64::from(*x)).total_cmp(&canon(f64::from(*y))),
+        (V::F64(x), V::F64(y)) => canon(*x).total_cmp(&canon(*y)),
+        _ if less(a, b) => std::cmp::Ordering::Less,
+        _ if less(b, a) => std::cmp::Ordering::Greater,
+        _ => std::cmp::Ordering::Equal,
+    }
+}
+
 /// The reference state of one group: Flink's accumulator fields.
 #[derive(Debug, Clone)]
 struct Ref {
     /// MIN/MAX value, SUM/SUM0 sum, AVG sum.
     value: Option<V>,
+    /// Counts; for MIN/MAX over retractions `mapSize`.
     count: i64,
+    /// MIN/MAX over retractions: the counted values (Flink's MapView).
+    map: Vec<(V, i64)>,
 }
 
 fn wrap(v: i128, ty: &SqlType) -> i128 {
@@ -324,10 +339,12 @@ impl Model {
             "SUM0" | "AVG" => Ref {
                 value: zero,
                 count: 0,
+                map: Vec::new(),
             },
             _ => Ref {
                 value: None,
                 count: 0,
+                map: Vec::new(),
             },
         }
     }
@@ -358,6 +375,67 @@ impl Model {
         }
     }
 
+    /// MinWithRetractAggFunction / MaxWithRetractAggFunction, written from
+    /// their Java: accumulate (`retract == false`) or retract one value.
+    fn counted(&self, state: &mut Ref, v: &V, retract: bool) {
+        let min = self.function == "MIN";
+        let beats = |a: &V, b: &V| {
+            let order = java_compare(a, b);
+            if min {
+                order.is_lt()
+            } else {
+                order.is_gt()
+            }
+        };
+        let pos = state
+            .map
+            .iter()
+            .position(|(k, _)| java_compare(k, v).is_eq());
+        let old = pos.map_or(0, |p| state.map[p].1);
+        if !retract && (state.count == 0 || beats(v, state.value.as_ref().unwrap())) {
+            state.value = Some(v.clone());
+        }
+        let count = if retract { old - 1 } else { old + 1 };
+        match (pos, count) {
+            (Some(p), 0) => {
+                state.map.remove(p);
+            }
+            (Some(p), c) => state.map[p].1 = c,
+            (None, 0) => {}
+            (None, c) => state.map.push((v.clone(), c)),
+        }
+        if !retract {
+            if count == 1 {
+                state.count += 1;
+            }
+            return;
+        }
+        if count != 0 {
+            return;
+        }
+        state.count -= 1;
+        if state.count == 0 {
+            state.value = None;
+            return;
+        }
+        if state
+            .value
+            .as_ref()
+            .is_some_and(|cur| java_compare(cur, v).is_eq())
+        {
+            let mut next: Option<V> = None;
+            for (k, _) in &state.map {
+                if next.as_ref().is_none_or(|n| beats(k, n)) {
+                    next = Some(k.clone());
+                }
+            }
+            if next.is_none() {
+                state.count = 0;
+            }
+            state.value = next;
+        }
+    }
+
     /// Retracts one row (-U/-D) as Flink's retract expressions do.
     fn unfold(&self, state: &mut Ref, value: &Option<V>) {
         let ty = self.ty.as_ref();
@@ -367,6 +445,7 @@ impl Model {
             _ => {
                 let Some(v) = value else { return };
                 match self.function {
+                    "MIN" | "MAX" => self.counted(state, v, true),
                     "SUM" => {
                         state.value = match &state.value {
                             None => zero_minus(v, ty.unwrap()),
@@ -398,6 +477,7 @@ impl Model {
             _ => {
                 let Some(v) = value else { return };
                 match self.function {
+                    "MIN" | "MAX" if self.retracting => self.counted(state, v, false),
                     "MIN" | "MAX" => {
                         let take = match &state.value {
                             None => true,
@@ -472,6 +552,7 @@ impl Model {
         match self.function {
             "COUNT_STAR" | "COUNT" => Some(V::I(state.count.into())),
             "SUM" if self.retracting && state.count == 0 => None,
+            "MIN" | "MAX" if self.retracting && state.count <= 0 => None,
             "AVG" => {
                 if state.count == 0 {
                     return None;

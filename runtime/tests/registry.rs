@@ -103,10 +103,10 @@ fn undeclared_combinations_are_not_admitted_with_a_reason() {
         (
             "MIN",
             Some("INT"),
-            Phase::Single,
+            Phase::Local,
             InputMode::Retracting,
             false,
-            "MIN<INT> has no retracting specialization",
+            "phase local not listed for MIN<INT>/retracting",
         ),
         (
             "COUNT",

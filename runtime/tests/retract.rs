@@ -351,3 +351,54 @@ fn insert_only_plans_still_refuse_retractions() {
     let err = op.process(&rows_of(&[(D, 1, Some(5))])).unwrap_err();
     assert!(err.to_string().contains("insert-only"), "{err}");
 }
+
+#[test]
+fn min_max_over_retractions_find_the_next_extreme() {
+    let p = retracting(
+        vec![
+            call("MIN", Some((1, SqlType::BigInt))),
+            call("MAX", Some((1, SqlType::BigInt))),
+        ],
+        Emission::Immediate,
+    );
+    let mut op = GroupAggOperator::new(p).unwrap();
+    assert_eq!(
+        op.specializations(),
+        ["MIN<BIGINT>/retracting", "MAX<BIGINT>/retracting"]
+    );
+    let out = run_immediate(
+        &mut op,
+        &[rows_of(&[
+            (I, 1, Some(5)),
+            (I, 1, Some(9)),
+            (I, 1, Some(9)),
+            (UB, 1, Some(9)), // one 9 left: MAX stays, suppressed
+            (D, 1, Some(9)),  // MAX falls back to 5
+            (I, 1, Some(2)),
+            (D, 1, Some(2)),
+            (D, 1, Some(5)), // empty: -D
+        ])],
+    );
+    assert_eq!(
+        out,
+        strs(&[
+            "+I[1, 5, 5]",
+            "-U[1, 5, 5]",
+            "+U[1, 5, 9]",
+            "-U[1, 5, 9]",
+            "+U[1, 5, 5]",
+            "-U[1, 5, 5]",
+            "+U[1, 2, 5]",
+            "-U[1, 2, 5]",
+            "+U[1, 5, 5]",
+            "-D[1, 5, 5]",
+        ])
+    );
+    // Single phase only: the two-phase plans are not admitted.
+    let mut local = retracting(
+        vec![call("MAX", Some((1, SqlType::BigInt)))],
+        Emission::MiniBatch,
+    );
+    local.phase = Phase::Local;
+    assert!(GroupAggOperator::new(local).is_err());
+}

@@ -260,7 +260,8 @@ mod tests {
         let mut without = specs();
         extreme_entry(&mut without).types.retain(|t| t != "BOOLEAN");
         let code = emit(&without).expect("emits").to_string();
-        assert!(!code.contains("MinBoolean"));
+        assert!(!code.contains("struct MinBoolean "));
+        assert!(code.contains("struct MinBooleanRetract "));
         assert!(!code.contains("\"MIN<BOOLEAN>/insert_only\""));
 
         let mut with = without.clone();

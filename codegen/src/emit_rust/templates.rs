@@ -29,6 +29,7 @@ pub(crate) fn specialization(
         }
         StateTemplate::CountStar | StateTemplate::Count => count_template(spec, &ident)?,
         StateTemplate::Avg | StateTemplate::SumRetract => avg_template(specs, spec, &ident)?,
+        StateTemplate::CountedExtreme => counted_template(spec, &ident)?,
     };
     let row_check = match spec.ty {
         Some(row) => {
@@ -942,6 +943,121 @@ fn avg_template(
 
             fn mark_changed(&self, before: &ArrayRef, after: &ArrayRef, changed: &mut [bool]) -> Result<()> {
                 crate::kernel::AvgState::<Self>::mark_changed(before, after, changed, Self::NAME)
+            }
+        },
+    })
+}
+
+/// MIN/MAX over retracting input: a counted multiset per group
+/// (`crate::kernel::CountedExtremes`), single phase only.
+fn counted_template(
+    spec: &Specialization<'_>,
+    ident: &proc_macro2::Ident,
+) -> Result<Body, EmitError> {
+    let at = &spec.entry.location;
+    let row = spec
+        .ty
+        .ok_or_else(|| EmitError::new(at, "counted_extreme needs an argument type"))?;
+    let column = row_column(row)?;
+    let min = match spec.function {
+        Function::Min => true,
+        Function::Max => false,
+        other => {
+            return Err(EmitError::new(
+                at,
+                format!("counted_extreme serves MIN and MAX, not {}", other.as_str()),
+            ))
+        }
+    };
+    let binding = &column.binding;
+    let by_ref = &column.by_ref;
+    let arg_type = &column.data_type;
+    let same = equality_body(&column);
+    let bind = bind_argument(spec, binding);
+    let state = quote!(state);
+    let check_restore = quote! {
+        let #state = crate::kernel::check_columns(#state, &self.state_types(), groups.len(), Self::NAME)?;
+    };
+    Ok(Body {
+        fields: quote! {
+            state: crate::kernel::CountedExtremes<#ident>,
+            arg_type: DataType,
+        },
+        init: quote! {
+            state: Default::default(),
+            arg_type: #arg_type,
+        },
+        rule: quote! {
+            impl crate::kernel::MultisetRule for #ident {
+                type Val = #binding;
+                const MIN: bool = #min;
+
+                #[inline(always)]
+                fn same(a: #by_ref, b: #by_ref) -> bool {
+                    #same
+                }
+            }
+        },
+        methods: quote! {
+            fn result_type(&self) -> DataType {
+                self.arg_type.clone()
+            }
+
+            fn partial_types(&self) -> Vec<DataType> {
+                self.state_types()
+            }
+
+            fn state_types(&self) -> Vec<DataType> {
+                crate::kernel::CountedExtremes::<Self>::state_types(&self.arg_type)
+            }
+
+            fn bytes_per_group(&self) -> usize {
+                crate::kernel::CountedExtremes::<Self>::bytes_per_group()
+            }
+
+            fn bytes_per_input_row(&self) -> usize {
+                crate::kernel::CountedExtremes::<Self>::bytes_per_row()
+            }
+
+            fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
+                #bind
+                let _ = &groups;
+                self.state.update(values, &rows, batch.group_ids, kinds);
+                Ok(())
+            }
+
+            fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
+                #bind
+                self.state.update_traced(values, &rows, groups.ids(), kinds, changed, &self.arg_type)
+            }
+
+            fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
+                let _ = (partials, group_ids);
+                Err(crate::error::AggError::Plan(format!(
+                    "{} runs in the single phase only; it has no partials to merge",
+                    Self::NAME
+                )))
+            }
+
+            fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {
+                self.state.evaluate(groups, &self.arg_type, Self::NAME)
+            }
+
+            fn partials(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+                self.snapshot(groups)
+            }
+
+            fn snapshot(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+                self.state.snapshot(groups, &self.arg_type, Self::NAME)
+            }
+
+            fn restore(&mut self, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
+                #check_restore
+                self.state.restore(state, groups, Self::NAME)
+            }
+
+            fn mark_changed(&self, before: &ArrayRef, after: &ArrayRef, changed: &mut [bool]) -> Result<()> {
+                crate::kernel::CountedExtremes::<Self>::mark_changed(before, after, changed, Self::NAME)
             }
         },
     })

@@ -32,6 +32,9 @@ pub(crate) struct CheckedEntry {
 /// also counts values).
 fn template_for(function: Function, input: Option<InputMode>) -> StateTemplate {
     match function {
+        Function::Min | Function::Max if input == Some(InputMode::Retracting) => {
+            StateTemplate::CountedExtreme
+        }
         Function::Min | Function::Max => StateTemplate::RunningExtreme,
         Function::CountStar => StateTemplate::CountStar,
         Function::Count => StateTemplate::Count,
@@ -46,8 +49,8 @@ fn template_for(function: Function, input: Option<InputMode>) -> StateTemplate {
 fn retracting_refusal(template: StateTemplate) -> Option<&'static str> {
     match template {
         StateTemplate::RunningExtreme => Some(
-            "retracting MIN/MAX needs a template that keeps a counted multiset of values per group \
-             (Flink's MinWithRetractAggFunction / MaxWithRetractAggFunction), which does not exist yet",
+            "retracting MIN/MAX keeps a counted multiset of values per group \
+             (Flink's MinWithRetractAggFunction): use state = \"counted_extreme\"",
         ),
         StateTemplate::Sum => Some(
             "retracting SUM keeps a count of values too, so a retraction can bring the sum back to \
@@ -64,6 +67,7 @@ fn layout_text(template: StateTemplate) -> &'static str {
         StateTemplate::CountStar | StateTemplate::Count => "one BIGINT field",
         StateTemplate::Sum | StateTemplate::Sum0 => "one field (the sum)",
         StateTemplate::Avg | StateTemplate::SumRetract => "two fields, the sum and a BIGINT count",
+        StateTemplate::CountedExtreme => "no partial layout (single phase only)",
     }
 }
 
@@ -251,7 +255,12 @@ pub(crate) fn check_entry(
         // Function <-> template.
         for f in &functions {
             let wanted = template_for(f.value, input);
-            if wanted != state {
+            // An insert-only template over retracting input is reported once,
+            // at the `input` line (with the template to use).
+            let retracting_only = input == Some(InputMode::Retracting)
+                && template_for(f.value, Some(InputMode::InsertOnly)) == state
+                && retracting_refusal(state).is_some();
+            if wanted != state && !retracting_only {
                 cx.error(
                     &f.at,
                     format!(
@@ -351,7 +360,22 @@ pub(crate) fn check_entry(
         }
     }
     let written = raw.partial.as_ref().map_or(0, |p| p.get_ref().len());
-    if written == 0 {
+    if state == Some(StateTemplate::CountedExtreme) {
+        for phase in &phases {
+            if phase.value != Phase::Single {
+                cx.error(
+                    &phase.at,
+                    format!(
+                        "state template `counted_extreme` runs in the single phase only (Flink's \
+                         two-phase accumulator holds a MapView, which has no Arrow partial layout \
+                         here); remove phase {}",
+                        phase.value.as_str()
+                    ),
+                );
+            }
+        }
+    }
+    if written == 0 && state != Some(StateTemplate::CountedExtreme) {
         for phase in &phases {
             if phase.value != Phase::Single {
                 cx.error(
@@ -373,7 +397,7 @@ pub(crate) fn check_entry(
     let result = check_type_expr(&mut cx, &result_text, &functions, &rows);
     if let (Some(state), Some(result)) = (state, &result) {
         let wanted = match state {
-            StateTemplate::RunningExtreme => Some(TypeExpr::Arg),
+            StateTemplate::RunningExtreme | StateTemplate::CountedExtreme => Some(TypeExpr::Arg),
             StateTemplate::CountStar | StateTemplate::Count => {
                 Some(TypeExpr::Named("BIGINT".into()))
             }
@@ -432,6 +456,7 @@ fn check_layout(
 ) {
     let count = match state {
         StateTemplate::Avg | StateTemplate::SumRetract => 2,
+        StateTemplate::CountedExtreme => 0,
         _ => 1,
     };
     if written != count {
@@ -451,6 +476,7 @@ fn check_layout(
     let bigint = TypeExpr::Named("BIGINT".into());
     let wanted: Vec<Option<TypeExpr>> = match state {
         StateTemplate::RunningExtreme => vec![Some(TypeExpr::Arg)],
+        StateTemplate::CountedExtreme => Vec::new(),
         StateTemplate::CountStar | StateTemplate::Count => vec![Some(bigint)],
         StateTemplate::Sum | StateTemplate::Sum0 => vec![None],
         StateTemplate::Avg | StateTemplate::SumRetract => vec![None, Some(bigint)],

@@ -3,13 +3,15 @@
 //! The kernels know nothing about specs: a generated struct picks a
 //! [`Binding`] per column (how values are read from and written to Arrow),
 //! implements a small rule trait with the per-type fold written out
-//! (`SlotRule` for running extremes and sums, `AvgRule` for AVG), and calls
+//! (`SlotRule` for running extremes and sums, `AvgRule` for AVG and SUM over
+//! retractions, `MultisetRule` for MIN/MAX over retractions), and calls
 //! the loops here. State is columnar: vectors indexed by `u32` group id.
 
 pub mod avg;
 pub mod bind;
 pub mod count;
 pub mod decimal;
+pub mod multiset;
 pub mod rows;
 pub mod slots;
 pub mod timestamp;
@@ -17,6 +19,7 @@ pub mod timestamp;
 pub use avg::{AvgRule, AvgState};
 pub use bind::{Binding, Bool, Dec128, Dec64, Prim, Ts, Utf8};
 pub use count::Counts;
+pub use multiset::{CountedExtremes, MultisetRule};
 pub use rows::Rows;
 pub use slots::{SlotRule, Slots};
 pub use timestamp::{timestamp_struct_type, Timestamp};

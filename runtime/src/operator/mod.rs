@@ -312,7 +312,9 @@ impl GroupAggOperator {
             .map(|c| c.get_buffer_memory_size())
             .sum();
         let factor = if self.bundle_accs.is_empty() { 1 } else { 2 };
-        new_groups * per_group + new_slots * per_slot + var_bytes * factor
+        let rows = input.first().and_then(|c| c.first()).map_or(0, |c| c.len());
+        let per_row: usize = self.accs.iter().map(|a| a.bytes_per_input_row()).sum();
+        new_groups * per_group + new_slots * per_slot + var_bytes * factor + rows * per_row
     }
 
     /// Processes one input batch. Immediate mode returns the changelog

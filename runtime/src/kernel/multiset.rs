@@ -1,0 +1,523 @@
+//! MIN/MAX over retracting input: per group a counted multiset of the
+//! values seen, the current extreme and the number of values with a
+//! positive count, exactly as Flink's MinWithRetractAggFunction /
+//! MaxWithRetractAggFunction keep them (`min`/`max`, `mapSize`, `map`).
+//!
+//! Flink's quirks are kept: a retraction of a value never seen stores a
+//! negative count (not counted in `mapSize`); an accumulate takes the value
+//! as the extreme when it beats the current one even if it only cancels
+//! such a negative count; recomputing the extreme after a retraction scans
+//! every key, negative ones included.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int64Array, ListArray, StructArray};
+use arrow_buffer::OffsetBuffer;
+use arrow_schema::{DataType, Field, Fields};
+
+use super::bind::Binding;
+use super::rows::Rows;
+use super::timestamp::Timestamp;
+use crate::error::{AggError, Result};
+
+/// A carrier as a multiset key ordered as Java's `compareTo` orders the
+/// value (`Double.compare` for floats: -0.0 below 0.0, NaN above all).
+pub trait JavaOrd: Clone + fmt::Debug + Send + 'static {
+    /// The key type.
+    type Key: Ord + Clone + fmt::Debug + Send + 'static;
+    /// The key of a value.
+    fn key(&self) -> Self::Key;
+    /// The value of a key.
+    fn from_key(key: &Self::Key) -> Self;
+}
+
+macro_rules! java_ord_identity {
+    ($($t:ty),*) => {$(
+        impl JavaOrd for $t {
+            type Key = $t;
+            #[inline]
+            fn key(&self) -> $t {
+                self.clone()
+            }
+            #[inline]
+            fn from_key(key: &$t) -> $t {
+                key.clone()
+            }
+        }
+    )*};
+}
+
+java_ord_identity!(i8, i16, i32, i64, i128, bool, Vec<u8>, Timestamp);
+
+/// An `f64` ordered by `Double.compare` (NaNs collapsed to one, as
+/// `doubleToLongBits` does).
+#[derive(Debug, Clone, Copy)]
+pub struct JavaDouble(pub f64);
+
+impl JavaDouble {
+    fn canonical(self) -> f64 {
+        if self.0.is_nan() {
+            f64::NAN
+        } else {
+            self.0
+        }
+    }
+}
+
+impl PartialEq for JavaDouble {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for JavaDouble {}
+
+impl PartialOrd for JavaDouble {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for JavaDouble {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.canonical().total_cmp(&other.canonical())
+    }
+}
+
+impl JavaOrd for f64 {
+    type Key = JavaDouble;
+    fn key(&self) -> JavaDouble {
+        JavaDouble(*self)
+    }
+    fn from_key(key: &JavaDouble) -> f64 {
+        key.0
+    }
+}
+
+impl JavaOrd for f32 {
+    type Key = JavaDouble;
+    fn key(&self) -> JavaDouble {
+        JavaDouble(f64::from(*self))
+    }
+    fn from_key(key: &JavaDouble) -> f32 {
+        key.0 as f32
+    }
+}
+
+/// The per-specialization rule of a counted extreme, written out by the
+/// emitter.
+pub trait MultisetRule: 'static {
+    /// Binding of the argument, result and multiset key column.
+    type Val: Binding;
+    /// MIN (`true`) or MAX.
+    const MIN: bool;
+    /// Result equality used to suppress unchanged results.
+    fn same(a: <Self::Val as Binding>::Ref<'_>, b: <Self::Val as Binding>::Ref<'_>) -> bool;
+}
+
+type Owned<R> = <<R as MultisetRule>::Val as Binding>::Owned;
+type Key<R> = <Owned<R> as JavaOrd>::Key;
+
+/// One group's accumulator (Flink's fields).
+struct Group<K> {
+    extreme: Option<K>,
+    map_size: i64,
+    map: BTreeMap<K, i64>,
+}
+
+impl<K> Default for Group<K> {
+    fn default() -> Self {
+        Group {
+            extreme: None,
+            map_size: 0,
+            map: BTreeMap::new(),
+        }
+    }
+}
+
+/// Columnar counted-extreme state.
+pub struct CountedExtremes<R: MultisetRule>
+where
+    Owned<R>: JavaOrd,
+{
+    groups: Vec<Group<Key<R>>>,
+    _rule: PhantomData<R>,
+}
+
+impl<R: MultisetRule> fmt::Debug for CountedExtremes<R>
+where
+    Owned<R>: JavaOrd,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CountedExtremes")
+            .field("groups", &self.groups.len())
+            .finish()
+    }
+}
+
+impl<R: MultisetRule> Default for CountedExtremes<R>
+where
+    Owned<R>: JavaOrd,
+{
+    fn default() -> Self {
+        CountedExtremes {
+            groups: Vec::new(),
+            _rule: PhantomData,
+        }
+    }
+}
+
+/// `a` is a better extreme than `b` (strictly).
+fn beats<K: Ord>(min: bool, a: &K, b: &K) -> bool {
+    if min {
+        a < b
+    } else {
+        a > b
+    }
+}
+
+impl<R: MultisetRule> CountedExtremes<R>
+where
+    Owned<R>: JavaOrd,
+{
+    /// Number of groups held.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// True when no group is held.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// Inline bytes per group.
+    pub fn bytes_per_group() -> usize {
+        std::mem::size_of::<Group<Key<R>>>()
+    }
+
+    /// Upper bound of the bytes one folded row adds (a new multiset entry).
+    pub fn bytes_per_row() -> usize {
+        std::mem::size_of::<Key<R>>() + 8 + 16
+    }
+
+    /// Grows (or shrinks) to `n` groups; new groups are empty.
+    pub fn resize(&mut self, n: usize) {
+        self.groups.resize_with(n, Group::default);
+    }
+
+    /// Drops every group.
+    pub fn reset(&mut self) {
+        self.groups.clear();
+    }
+
+    /// Empties the listed groups.
+    pub fn clear(&mut self, groups: &[u32]) {
+        for &g in groups {
+            if let Some(group) = self.groups.get_mut(g as usize) {
+                *group = Group::default();
+            }
+        }
+    }
+
+    /// Bytes held (entries estimated at key + count + node overhead).
+    pub fn memory_bytes(&self) -> usize {
+        let entries: usize = self.groups.iter().map(|g| g.map.len()).sum();
+        self.groups.capacity() * Self::bytes_per_group() + entries * Self::bytes_per_row()
+    }
+
+    fn accumulate(group: &mut Group<Key<R>>, key: Key<R>) {
+        let take = group.map_size == 0
+            || group
+                .extreme
+                .as_ref()
+                .is_none_or(|cur| beats(R::MIN, &key, cur));
+        if take {
+            group.extreme = Some(key.clone());
+        }
+        let count = group.map.get(&key).copied().unwrap_or(0) + 1;
+        if count == 0 {
+            group.map.remove(&key);
+        } else {
+            group.map.insert(key, count);
+        }
+        if count == 1 {
+            group.map_size += 1;
+        }
+    }
+
+    fn retract(group: &mut Group<Key<R>>, key: Key<R>) {
+        let count = group.map.get(&key).copied().unwrap_or(0) - 1;
+        if count != 0 {
+            group.map.insert(key, count);
+            return;
+        }
+        group.map.remove(&key);
+        group.map_size -= 1;
+        if group.map_size == 0 {
+            group.extreme = None;
+            return;
+        }
+        if group.extreme.as_ref() == Some(&key) {
+            // Every key counts, negative ones too, as Flink iterates them all.
+            let next = if R::MIN {
+                group.map.keys().next()
+            } else {
+                group.map.keys().next_back()
+            };
+            match next.cloned() {
+                Some(k) => group.extreme = Some(k),
+                None => {
+                    group.map_size = 0;
+                    group.extreme = None;
+                }
+            }
+        }
+    }
+
+    fn result(group: &Group<Key<R>>) -> Option<Owned<R>> {
+        if group.map_size > 0 {
+            group.extreme.as_ref().map(<Owned<R> as JavaOrd>::from_key)
+        } else {
+            None
+        }
+    }
+
+    /// Folds the selected rows in order; rows `kinds` marks -U/-D retract.
+    pub fn update(
+        &mut self,
+        column: <R::Val as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+        kinds: Option<&[i8]>,
+    ) {
+        rows.for_each(|i| self.fold_row(&column, i, group_ids[i] as usize, kinds));
+    }
+
+    fn fold_row(
+        &mut self,
+        column: &<R::Val as Binding>::Reader<'_>,
+        i: usize,
+        g: usize,
+        kinds: Option<&[i8]>,
+    ) {
+        let mut value = Owned::<R>::default();
+        R::Val::store(&mut value, R::Val::get(column, i));
+        let key = value.key();
+        let group = &mut self.groups[g];
+        if kinds.is_some_and(|k| super::is_retract(k[i])) {
+            Self::retract(group, key);
+        } else {
+            Self::accumulate(group, key);
+        }
+    }
+
+    /// Folds like [`CountedExtremes::update`] and returns each row's result
+    /// right after it, setting `changed` where it differs from before.
+    pub fn update_traced(
+        &mut self,
+        column: <R::Val as Binding>::Reader<'_>,
+        rows: &Rows,
+        group_ids: &[u32],
+        kinds: Option<&[i8]>,
+        changed: &mut [bool],
+        result_type: &DataType,
+    ) -> Result<ArrayRef> {
+        if changed.len() < rows.len() {
+            return Err(AggError::Input(format!(
+                "changed flags hold {} rows, batch has {}",
+                changed.len(),
+                rows.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        let mut valid = Vec::with_capacity(rows.len());
+        for (i, &g) in group_ids[..rows.len()].iter().enumerate() {
+            let g = g as usize;
+            let before = Self::result(&self.groups[g]);
+            if rows.selected(i) {
+                self.fold_row(&column, i, g, kinds);
+            }
+            let after = Self::result(&self.groups[g]);
+            changed[i] |= !same_result::<R>(&before, &after);
+            valid.push(after.is_some());
+            out.push(after.unwrap_or_default());
+        }
+        R::Val::build(out, valid, result_type)
+    }
+
+    /// The results of the listed groups.
+    pub fn evaluate(&self, groups: &[u32], result_type: &DataType, name: &str) -> Result<ArrayRef> {
+        let mut out = Vec::with_capacity(groups.len());
+        let mut valid = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let g = super::group_index(g, self.groups.len(), name)?;
+            let value = Self::result(&self.groups[g]);
+            valid.push(value.is_some());
+            out.push(value.unwrap_or_default());
+        }
+        R::Val::build(out, valid, result_type)
+    }
+
+    /// The Arrow types of the snapshot columns: the extreme, `mapSize`, and
+    /// the map as a list of `{key, count}`.
+    pub fn state_types(value_type: &DataType) -> Vec<DataType> {
+        vec![
+            value_type.clone(),
+            DataType::Int64,
+            DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::Struct(entry_fields(value_type)),
+                false,
+            ))),
+        ]
+    }
+
+    /// Snapshot columns of the listed groups.
+    pub fn snapshot(
+        &self,
+        groups: &[u32],
+        value_type: &DataType,
+        name: &str,
+    ) -> Result<Vec<ArrayRef>> {
+        let mut extremes = Vec::with_capacity(groups.len());
+        let mut extreme_valid = Vec::with_capacity(groups.len());
+        let mut sizes = Vec::with_capacity(groups.len());
+        let mut keys = Vec::new();
+        let mut counts = Vec::new();
+        let mut offsets = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let group = &self.groups[super::group_index(g, self.groups.len(), name)?];
+            extreme_valid.push(group.extreme.is_some());
+            extremes.push(
+                group
+                    .extreme
+                    .as_ref()
+                    .map(<Owned<R> as JavaOrd>::from_key)
+                    .unwrap_or_default(),
+            );
+            sizes.push(group.map_size);
+            offsets.push(group.map.len());
+            for (k, &c) in &group.map {
+                keys.push(<Owned<R> as JavaOrd>::from_key(k));
+                counts.push(c);
+            }
+        }
+        let entries = keys.len();
+        let key_column = R::Val::build(keys, vec![true; entries], value_type)?;
+        let entries = StructArray::try_new(
+            entry_fields(value_type),
+            vec![key_column, Arc::new(Int64Array::from(counts))],
+            None,
+        )?;
+        let list_field = Arc::new(Field::new(
+            "item",
+            DataType::Struct(entry_fields(value_type)),
+            false,
+        ));
+        let map = ListArray::try_new(
+            list_field,
+            OffsetBuffer::from_lengths(offsets),
+            Arc::new(entries),
+            None,
+        )?;
+        Ok(vec![
+            R::Val::build(extremes, extreme_valid, value_type)?,
+            Arc::new(Int64Array::from(sizes)),
+            Arc::new(map),
+        ])
+    }
+
+    /// Sets the listed groups from snapshot columns.
+    pub fn restore(&mut self, state: &[ArrayRef], groups: &[u32], name: &str) -> Result<()> {
+        let [extremes, sizes, map] = state else {
+            return Err(AggError::Input(format!(
+                "{name}: expected state columns [extreme, map_size, map], got {}",
+                state.len()
+            )));
+        };
+        let extreme_values = R::Val::bind(extremes, name)?;
+        let sizes = sizes
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .ok_or_else(|| AggError::Input(format!("{name}: map_size is not Int64")))?;
+        let map = map
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .ok_or_else(|| AggError::Input(format!("{name}: the map is not a list")))?;
+        let entries = map
+            .values()
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| AggError::Input(format!("{name}: map entries are not structs")))?;
+        let key_column = entries.column(0).clone();
+        let keys = R::Val::bind(&key_column, name)?;
+        let counts = entries
+            .column(1)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .ok_or_else(|| AggError::Input(format!("{name}: map counts are not Int64")))?;
+        let offsets = map.value_offsets();
+        for (i, &g) in groups.iter().enumerate() {
+            let g = super::group_index(g, self.groups.len(), name)?;
+            let mut group = Group::default();
+            if extremes.is_valid(i) {
+                let mut value = Owned::<R>::default();
+                R::Val::store(&mut value, R::Val::get(&extreme_values, i));
+                group.extreme = Some(value.key());
+            }
+            group.map_size = sizes.value(i);
+            for e in offsets[i] as usize..offsets[i + 1] as usize {
+                let mut value = Owned::<R>::default();
+                R::Val::store(&mut value, R::Val::get(&keys, e));
+                group.map.insert(value.key(), counts.value(e));
+            }
+            self.groups[g] = group;
+        }
+        Ok(())
+    }
+
+    /// Sets `changed[i]` where two result columns differ.
+    pub fn mark_changed(
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+        name: &str,
+    ) -> Result<()> {
+        if before.len() != after.len() || changed.len() < before.len() {
+            return Err(AggError::Input(format!(
+                "{name}: mark_changed lengths differ"
+            )));
+        }
+        let a = R::Val::bind(before, name)?;
+        let b = R::Val::bind(after, name)?;
+        for (i, flag) in changed.iter_mut().enumerate().take(before.len()) {
+            let differs = match (before.is_valid(i), after.is_valid(i)) {
+                (true, true) => !R::same(R::Val::get(&a, i), R::Val::get(&b, i)),
+                (false, false) => false,
+                _ => true,
+            };
+            *flag |= differs;
+        }
+        Ok(())
+    }
+}
+
+fn same_result<R: MultisetRule>(a: &Option<Owned<R>>, b: &Option<Owned<R>>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => R::same(R::Val::view(x), R::Val::view(y)),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// `{key, count}` of a map entry.
+fn entry_fields(value_type: &DataType) -> Fields {
+    Fields::from(vec![
+        Field::new("key", value_type.clone(), false),
+        Field::new("count", DataType::Int64, false),
+    ])
+}
