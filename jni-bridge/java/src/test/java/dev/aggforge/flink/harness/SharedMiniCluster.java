@@ -46,6 +46,14 @@ public final class SharedMiniCluster {
         return new StreamExecutionEnvironment(new Loader(running), withTarget, classLoader);
     }
 
+    /**
+     * The shared cluster itself (started if need be), for tests that drive jobs directly: submit
+     * a stream graph with restore settings, take savepoints, read execution graphs.
+     */
+    public static synchronized MiniCluster cluster() {
+        return start();
+    }
+
     private static MiniCluster start() {
         if (cluster == null) {
             Configuration config = new Configuration();

@@ -1,0 +1,302 @@
+package dev.aggforge.flink.failover;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.flink.runtime.checkpoint.RestoredCheckpointStats;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.types.Row;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.aggforge.flink.failover.CheckpointedJob.Probe;
+import dev.aggforge.flink.failover.CheckpointedJob.Running;
+import dev.aggforge.flink.harness.InputTable;
+import dev.aggforge.flink.harness.RunOptions;
+import dev.aggforge.flink.harness.SqlHarness;
+import dev.aggforge.flink.operator.NativeGroupAggOperator;
+import dev.aggforge.flink.operator.NativeOperatorOptions;
+import dev.aggforge.flink.planner.AggforgeOptions;
+import dev.aggforge.flink.planner.AggforgePlanner;
+
+/**
+ * End-to-end checkpoint tests of the native group aggregates on a real MiniCluster: a job that
+ * fails once mid-stream restores the native state from its last checkpoint and finishes with the
+ * table an unfailed run (stock Flink and aggforge) leaves; a job stopped with a savepoint
+ * mid-stream resumes at another parallelism (native state redistributed by key group) with the
+ * same final table.
+ *
+ * <p>Modes: single phase immediate, single phase mini-batch, and two-phase mini-batch (local and
+ * global native operators); mini-batches flush on size (200), on the 100 ms allow-latency
+ * watermarks, before every checkpoint barrier and at end of input. Values: VARCHAR, BIGINT and
+ * DECIMAL(20, 3) with 1/8 NULLs over 300 keys, under MIN, MAX, SUM and COUNT.
+ *
+ * <p>Sinks see replayed rows after a restore, so runs are compared by the table their changelog
+ * leaves (upserts on the GROUP BY key), not by the raw changelog. Every test also checks that what
+ * it means to test really happened: the native operators are in the plan, the failure was thrown,
+ * the job restarted exactly once from a checkpoint (or savepoint) that covered some but not all
+ * rows, and the source resumed from that checkpoint rather than from the start, so the native
+ * state must have been restored for the result to match.
+ */
+class NativeFailoverTest {
+
+    private static final long ROWS = 20_000;
+
+    /** Source rate: the job streams for a few seconds, so checkpoints fall mid-stream. */
+    private static final double RATE = 8_000;
+
+    /**
+     * Source rate of the job that is stopped with a savepoint: slower, so the savepoint (asked for
+     * after 20% of the rows) has about three seconds to land before the end of input.
+     */
+    private static final double SAVEPOINT_RATE = 5_000;
+
+    private static final InputTable T =
+            InputTable.generated(
+                    "t",
+                    ROWS,
+                    300,
+                    1.0 / 8,
+                    71,
+                    new VarCharType(VarCharType.MAX_LENGTH),
+                    new BigIntType(),
+                    new DecimalType(20, 3));
+
+    private static final String SQL =
+            "SELECT k, MIN(v0), MAX(v0), COUNT(v0), SUM(v1), MIN(v1), MAX(v1), SUM(v2), MAX(v2),"
+                    + " COUNT(*) FROM t GROUP BY k";
+
+    private static final RunOptions IMMEDIATE = RunOptions.defaults().withParallelism(2);
+
+    private static final RunOptions MINI_BATCH =
+            RunOptions.defaults()
+                    .withParallelism(2)
+                    .withMiniBatch(200)
+                    .withConfig("table.exec.mini-batch.allow-latency", "100 ms")
+                    .withAggPhase("ONE_PHASE");
+
+    private static final RunOptions TWO_PHASE =
+            RunOptions.defaults()
+                    .withParallelism(2)
+                    .withMiniBatch(200)
+                    .withConfig("table.exec.mini-batch.allow-latency", "100 ms")
+                    .withAggPhase("TWO_PHASE");
+
+    private static List<String> stockTable;
+
+    @Test
+    void immediateFailoverRestoresNativeState() throws Exception {
+        failover(IMMEDIATE, 1);
+    }
+
+    @Test
+    void miniBatchFailoverRestoresNativeState() throws Exception {
+        failover(MINI_BATCH, 1);
+    }
+
+    @Test
+    void twoPhaseMiniBatchFailoverRestoresNativeState() throws Exception {
+        failover(TWO_PHASE, 2);
+    }
+
+    @Test
+    void immediateSavepointRescalesTwoToOne(@TempDir Path savepoints) throws Exception {
+        rescale(IMMEDIATE, 1, 2, 1, savepoints);
+    }
+
+    @Test
+    void twoPhaseMiniBatchSavepointRescalesOneToTwo(@TempDir Path savepoints) throws Exception {
+        rescale(TWO_PHASE, 2, 1, 2, savepoints);
+    }
+
+    /**
+     * Runs the native job with checkpoints every 100 ms and fixed-delay restarts, fails it once
+     * after 40% of the rows (and after a checkpoint with rows completed), and compares its final
+     * table with unfailed runs.
+     */
+    private static void failover(RunOptions options, int nativeOperators) throws Exception {
+        RunOptions hooked = withAggforge(options);
+        List<String> expected = stockTable();
+        long openedBefore = NativeGroupAggOperator.OPENED.get();
+        assertSameTable(
+                expected,
+                SqlHarness.run(hooked, SQL, T).finalTable(0),
+                "unfailed native run against stock Flink");
+        // Native operator instances (all phases and subtasks) one attempt of the job opens.
+        long openedPerAttempt = NativeGroupAggOperator.OPENED.get() - openedBefore;
+        assertTrue(openedPerAttempt >= nativeOperators, "the unfailed run opened no native operator");
+
+        openedBefore = NativeGroupAggOperator.OPENED.get();
+        Running job =
+                CheckpointedJob.of(hooked, SQL, T)
+                        .rowsPerSecond(RATE)
+                        .checkpointEvery(Duration.ofMillis(100))
+                        .restarts(3)
+                        .failOnceAfter(ROWS * 2 / 5)
+                        .start();
+        try {
+            assertNativePlan(job.plan(), nativeOperators);
+            job.await(Duration.ofSeconds(90));
+            Probe probe = job.probe();
+
+            assertTrue(probe.failed(), "the injected failure was never thrown");
+            assertEquals(1, job.minAttempt(), "every task restarts once");
+            assertEquals(1, job.maxAttempt(), "no task restarts more than once");
+            assertTrue(
+                    NativeGroupAggOperator.OPENED.get() - openedBefore >= 2 * openedPerAttempt,
+                    "native operators were not opened again after the restart");
+
+            RestoredCheckpointStats restored = job.restored();
+            assertNotNull(restored, "the job did not restore a checkpoint");
+            long id = restored.getCheckpointId();
+            assertTrue(
+                    id >= probe.checkpointBeforeFailure(),
+                    "restored checkpoint " + id + " is older than the one completed before the failure, "
+                            + probe.checkpointBeforeFailure());
+            long covered = probe.rowsAt(id);
+            assertTrue(
+                    covered > 0 && covered < ROWS,
+                    "restored checkpoint " + id + " covers " + covered + " rows of " + ROWS
+                            + " (snapshots " + probe.snapshots() + ")");
+            // The source resumed at the checkpoint, not at the start: the rows before it reach
+            // the aggregate only through its restored native state.
+            assertEquals(
+                    probe.rowsBeforeFailure() + (ROWS - covered),
+                    probe.rows(),
+                    "rows through the probe: before the failure, then from the checkpoint on");
+
+            List<Row> log = job.changelog();
+            assertTrue(log.size() > 0, "the sink received nothing");
+            System.out.printf(
+                    "failover %s: failed after %d rows, restored checkpoint %d covering %d rows,"
+                            + " %d rows through the probe, %d changelog rows at the sink%n",
+                    options.tableConfig().get("table.optimizer.agg-phase-strategy")
+                            + (options.miniBatchSize() > 0 ? " mini-batch" : " immediate"),
+                    probe.rowsBeforeFailure(), id, covered, probe.rows(), log.size());
+            assertSameTable(expected, CheckpointedJob.materialize(log), "final table after failover");
+        } finally {
+            job.release();
+        }
+    }
+
+    /**
+     * Runs the native job at {@code from} parallelism, stops it with a savepoint after about 20%
+     * of the rows, resumes the same SQL from the savepoint at {@code to} parallelism (same max
+     * parallelism, 128) and compares the final table with unfailed runs.
+     */
+    private static void rescale(
+            RunOptions options, int nativeOperators, int from, int to, Path savepoints)
+            throws Exception {
+        RunOptions hooked = withAggforge(options);
+        List<String> expected = stockTable();
+        assertSameTable(
+                expected,
+                SqlHarness.run(hooked.withParallelism(to), SQL, T).finalTable(0),
+                "unfailed native run against stock Flink");
+
+        Running first =
+                CheckpointedJob.of(hooked.withParallelism(from), SQL, T)
+                        .sourceParallelism(from)
+                        .rowsPerSecond(SAVEPOINT_RATE)
+                        .checkpointEvery(Duration.ofMillis(200))
+                        .start();
+        Running second = null;
+        try {
+            assertNativePlan(first.plan(), nativeOperators);
+            first.awaitRows(ROWS / 5, Duration.ofSeconds(30));
+            String savepoint = first.stopWithSavepoint(savepoints.toUri().toString());
+
+            second =
+                    CheckpointedJob.of(hooked.withParallelism(to), SQL, T)
+                            .sourceParallelism(to)
+                            .checkpointEvery(Duration.ofMillis(200))
+                            .restoreFrom(savepoint)
+                            .start();
+            assertNativePlan(second.plan(), nativeOperators);
+            second.await(Duration.ofSeconds(60));
+
+            RestoredCheckpointStats restored = second.restored();
+            assertNotNull(restored, "the resumed job did not restore the savepoint");
+            assertTrue(restored.getProperties().isSavepoint(), "restored " + restored);
+            long covered = first.probe().rowsAt(restored.getCheckpointId());
+            assertTrue(
+                    covered > 0 && covered < ROWS,
+                    "savepoint " + restored.getCheckpointId() + " covers " + covered + " rows of "
+                            + ROWS + " (snapshots " + first.probe().snapshots() + ")");
+            assertTrue(first.probe().rows() >= covered, "the first job passed on fewer rows");
+            assertEquals(
+                    ROWS - covered,
+                    second.probe().rows(),
+                    "the resumed job reads exactly the rows after the savepoint");
+            assertEquals(0, second.maxAttempt(), "the resumed job restarted");
+
+            List<Row> log = new ArrayList<>(first.changelog());
+            log.addAll(second.changelog());
+            System.out.printf(
+                    "rescale %d -> %d: savepoint %d covering %d rows, %d rows resumed,"
+                            + " %d + %d changelog rows at the sinks%n",
+                    from, to, restored.getCheckpointId(), covered, second.probe().rows(),
+                    first.changelog().size(), second.changelog().size());
+            assertSameTable(
+                    expected,
+                    CheckpointedJob.materialize(log),
+                    "final table after rescaling " + from + " -> " + to);
+        } finally {
+            first.release();
+            if (second != null) {
+                second.release();
+            }
+        }
+    }
+
+    /** The final table of an unfailed stock Flink run (the same for every mode and parallelism). */
+    private static synchronized List<String> stockTable() throws Exception {
+        if (stockTable == null) {
+            List<String> table = SqlHarness.run(IMMEDIATE, SQL, T).finalTable(0);
+            assertEquals(300, table.size(), "one row per key");
+            stockTable = table;
+        }
+        return stockTable;
+    }
+
+    /** Fails with the rows each table lacks (a few of them) when the tables differ. */
+    private static void assertSameTable(List<String> expected, List<String> actual, String what) {
+        if (expected.equals(actual)) {
+            return;
+        }
+        List<String> missing = new ArrayList<>(expected);
+        missing.removeAll(actual);
+        List<String> unexpected = new ArrayList<>(actual);
+        unexpected.removeAll(expected);
+        fail(
+                what + ": " + expected.size() + " rows expected, " + actual.size() + " found; "
+                        + missing.size() + " expected rows missing, first "
+                        + missing.subList(0, Math.min(3, missing.size())) + "; "
+                        + unexpected.size() + " unexpected rows, first "
+                        + unexpected.subList(0, Math.min(3, unexpected.size())));
+    }
+
+    private static RunOptions withAggforge(RunOptions options) {
+        return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
+                .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
+                .withSetup(AggforgePlanner::install);
+    }
+
+    /** EXPLAIN names {@code operators} native aggregates and no stock one. */
+    private static void assertNativePlan(String plan, int operators) {
+        int nativeNodes = plan.split("\\bAggforge(Local|Global)?GroupAggregate\\(", -1).length - 1;
+        // EXPLAIN prints the physical plan and the execution plan: each node twice.
+        assertEquals(2 * operators, nativeNodes, plan);
+        int stockNodes = plan.split("\\b(Local|Global)?GroupAggregate\\(", -1).length - 1;
+        assertEquals(0, stockNodes, plan);
+    }
+}
