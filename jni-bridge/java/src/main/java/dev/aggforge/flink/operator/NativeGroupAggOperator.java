@@ -69,6 +69,8 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
     private transient ArrowAggregate aggregate;
     private transient StreamRecord<RowData> outRecord;
     private transient long bundleCount;
+    /** Whether a max-delay timer is registered and has not fired yet. */
+    private transient boolean delayTimerPending;
 
     /** An operator for {@code spec}. */
     public NativeGroupAggOperator(NativeOperatorSpec spec) {
@@ -165,6 +167,23 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
             }
         }
         if (transposer.rowCount() >= spec.batchSize()) {
+            handOver();
+        } else if (!spec.mode().bundled()
+                && spec.maxDelayMs() > 0
+                && !delayTimerPending
+                && transposer.rowCount() == 1) {
+            // The first pending row starts the clock (immediate mode; bundled modes follow
+            // the mini-batch latency through watermarks).
+            delayTimerPending = true;
+            long now = getProcessingTimeService().getCurrentProcessingTime();
+            getProcessingTimeService().registerTimer(now + spec.maxDelayMs(), time -> onMaxDelay());
+        }
+    }
+
+    /** The max-delay timer: hands over whatever is pending (possibly nothing). */
+    private void onMaxDelay() {
+        delayTimerPending = false;
+        if (aggregate != null) {
             handOver();
         }
     }

@@ -1,5 +1,7 @@
 package dev.aggforge.flink.operator;
 
+import java.time.Duration;
+
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
@@ -19,6 +21,20 @@ public final class NativeOperatorOptions {
                     .defaultValue(1024)
                     .withDescription(
                             "Rows per Arrow batch a native aggregate operator hands to the runtime.");
+
+    /**
+     * How long a row may wait in a partly filled batch of an immediate-mode operator before a
+     * processing-time timer hands the batch over (bundled modes follow the mini-batch latency
+     * instead). Zero turns the timer off: then rows leave on a full batch, a watermark, a
+     * checkpoint or end of input only.
+     */
+    public static final ConfigOption<Duration> MAX_DELAY =
+            ConfigOptions.key("table.exec.aggforge.max-delay")
+                    .durationType()
+                    .defaultValue(Duration.ofMillis(100))
+                    .withDescription(
+                            "Longest time a row waits in a partly filled batch of an"
+                                    + " immediate-mode native aggregate (0 = no timer).");
 
     /**
      * Whether mini-batch (single phase) and two-phase aggregates run natively (on by default; a

@@ -44,6 +44,7 @@ public final class NativeOperatorSpec implements Serializable {
     private final Mode mode;
     private final long bundleSize;
     private final int batchSize;
+    private final long maxDelayMs;
     private final String specializations;
 
     /**
@@ -55,6 +56,8 @@ public final class NativeOperatorSpec implements Serializable {
      * @param mode emission mode
      * @param bundleSize elements per bundle (table.exec.mini-batch.size) for bundled modes
      * @param batchSize rows per Arrow batch handed to the runtime
+     * @param maxDelayMs immediate mode: longest wait of a row in a partly filled batch (0: no
+     *     timer)
      * @param specializations the runtime's admission answer (for EXPLAIN and logs)
      */
     public NativeOperatorSpec(
@@ -66,6 +69,7 @@ public final class NativeOperatorSpec implements Serializable {
             Mode mode,
             long bundleSize,
             int batchSize,
+            long maxDelayMs,
             String specializations) {
         this.planJson = Objects.requireNonNull(planJson);
         this.inputType = Objects.requireNonNull(inputType);
@@ -81,6 +85,10 @@ public final class NativeOperatorSpec implements Serializable {
         }
         this.bundleSize = bundleSize;
         this.batchSize = batchSize;
+        if (maxDelayMs < 0) {
+            throw new IllegalArgumentException("max delay must be >= 0, got " + maxDelayMs);
+        }
+        this.maxDelayMs = maxDelayMs;
         this.specializations = Objects.requireNonNull(specializations);
     }
 
@@ -130,6 +138,11 @@ public final class NativeOperatorSpec implements Serializable {
         return batchSize;
     }
 
+    /** Immediate mode: longest wait of a row in a partly filled batch, in ms (0: no timer). */
+    public long maxDelayMs() {
+        return maxDelayMs;
+    }
+
     /** The runtime's admission answer. */
     public String specializations() {
         return specializations;
@@ -145,6 +158,8 @@ public final class NativeOperatorSpec implements Serializable {
                 + bundleSize
                 + ", batchSize="
                 + batchSize
+                + ", maxDelayMs="
+                + maxDelayMs
                 + ", "
                 + specializations
                 + "}";

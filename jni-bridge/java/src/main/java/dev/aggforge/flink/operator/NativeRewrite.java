@@ -102,6 +102,7 @@ public final class NativeRewrite {
                         mode(descriptor),
                         descriptor.miniBatchSize(),
                         config.get(NativeOperatorOptions.BATCH_SIZE),
+                        config.get(NativeOperatorOptions.MAX_DELAY).toMillis(),
                         admission.substring("admitted: ".length()));
         RelNode input = node.getInput();
         RelNode replacement;

@@ -67,7 +67,7 @@ class NativeGroupAggOperatorTest {
         String admission = ArrowAggregate.admit(json);
         assertTrue(ArrowAggregate.isAdmitted(admission), admission);
         return new NativeOperatorSpec(
-                json, INPUT, OUTPUT, new int[] {0, 1}, false, mode, bundleSize, batchSize, admission);
+                json, INPUT, OUTPUT, new int[] {0, 1}, false, mode, bundleSize, batchSize, 50, admission);
     }
 
     private static KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> harness(
@@ -139,6 +139,27 @@ class NativeGroupAggOperatorTest {
             h.processElement(row(3, 2L));
             h.endInput();
             assertEquals(List.of("-U[3, 1, 1]", "+U[3, 3, 2]"), drain(h));
+        }
+    }
+
+    @Test
+    void immediateRowsLeaveAfterTheMaxDelay() throws Exception {
+        // Batches of 100 rows, max delay 50 ms (processing time).
+        try (var h = harness(spec(NativeOperatorSpec.Mode.IMMEDIATE, 0, 100), 1, 0)) {
+            h.open();
+            h.setProcessingTime(1_000);
+            h.processElement(row(1, 10L));
+            h.processElement(row(1, 5L));
+            h.setProcessingTime(1_049);
+            assertEquals(List.of(), drain(h), "49 ms: still waiting");
+            h.setProcessingTime(1_050);
+            assertEquals(List.of("+I[1, 10, 1]", "-U[1, 10, 1]", "+U[1, 15, 2]"), drain(h));
+            h.setProcessingTime(1_070);
+            h.processElement(row(2, 1L));
+            h.setProcessingTime(1_119);
+            assertEquals(List.of(), drain(h), "the clock starts at the first pending row");
+            h.setProcessingTime(1_120);
+            assertEquals(List.of("+I[2, 1, 1]"), drain(h));
         }
     }
 
