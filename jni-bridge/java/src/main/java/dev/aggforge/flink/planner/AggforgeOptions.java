@@ -27,6 +27,6 @@ public final class AggforgeOptions {
     public static final ConfigOption<MemorySize> MEMORY_BUDGET =
             ConfigOptions.key("table.exec.aggforge.memory-budget")
                     .memoryType()
-                    .defaultValue(MemorySize.ofMebiBytes(64))
+                    .defaultValue(MemorySize.ofMebiBytes(1024))
                     .withDescription("State memory budget of one native aggregate operator.");
 }
