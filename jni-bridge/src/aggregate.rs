@@ -103,6 +103,11 @@ pub fn restore(handle: u64, payloads: Vec<Vec<u8>>) -> BridgeResult<()> {
     OPERATORS.with(handle, |op| Ok(op.restore(&parts)?))
 }
 
+/// Sets the processing time (ms) state TTL is judged by.
+pub fn set_time(handle: u64, now_ms: i64) -> BridgeResult<()> {
+    OPERATORS.with(handle, |op| Ok(op.set_time(now_ms)?))
+}
+
 /// Bytes of state and bundle the operator holds.
 pub fn memory_used(handle: u64) -> BridgeResult<usize> {
     OPERATORS.with(handle, |op| Ok(op.memory_used()))

@@ -166,6 +166,17 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_restore
     })
 }
 
+/// `static native void setTime(long handle, long nowMs)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_setTime<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    now_ms: jlong,
+) {
+    entry(&mut env, (), |_| aggregate::set_time(handle as u64, now_ms))
+}
+
 /// `static native long memoryUsed(long handle)`.
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_memoryUsed<'l>(

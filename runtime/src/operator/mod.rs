@@ -22,6 +22,7 @@ mod bundle;
 mod changelog;
 mod input;
 mod retract;
+mod ttl;
 
 use std::sync::Arc;
 
@@ -75,6 +76,8 @@ pub struct GroupAggOperator {
     /// By group id, scratch for immediate mode: the last row of the group
     /// in the current batch.
     last_row: Vec<u32>,
+    /// State TTL: the clock and each group's last write.
+    retention: ttl::Retention,
 }
 
 /// What identifies the state layout of a plan: key types, and each
@@ -235,6 +238,7 @@ impl GroupAggOperator {
             snapshot_meta,
             ids: Vec::new(),
             last_row: Vec::new(),
+            retention: ttl::Retention::default(),
             plan,
             calls,
             visible,
@@ -400,6 +404,7 @@ impl GroupAggOperator {
     fn process_immediate(&mut self, input: &input::Input<'_>) -> Result<RecordBatch> {
         let table_bytes = self.table.memory_bytes();
         let before = self.intern(input)?;
+        self.expire_batch_groups();
         let rows = input.num_rows;
         let n = self.table.len();
         let scratch_before = self.last_row.capacity();
@@ -468,6 +473,9 @@ impl GroupAggOperator {
         for &g in &self.ids {
             self.live[g as usize] = true;
         }
+        let ids = std::mem::take(&mut self.ids);
+        self.touch(&ids);
+        self.ids = ids;
         self.budget.release(prev_bytes);
 
         let emit_unchanged = self.plan.state_ttl_ms > 0;
@@ -523,6 +531,8 @@ impl GroupAggOperator {
         let table_bytes = self.table.memory_bytes();
         let before = self.intern(input)?;
         let fresh = self.new_slots();
+        // State is read when a group enters the bundle.
+        self.expire(&fresh);
         let first_live: Vec<u32> = fresh
             .iter()
             .copied()
@@ -689,12 +699,30 @@ impl GroupAggOperator {
             }
         }
         self.clear_groups(&emptied);
+        self.touch_live(&groups);
         let keys = self.table.keys(&groups)?;
         let values: Vec<[ArrayRef; 2]> =
             before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
         let out = log.finish(&self.schema, &keys, &values)?;
         self.bundle.clear();
         Ok(Some(out))
+    }
+
+    /// Records a state write for those of `groups` that hold state.
+    fn touch_live(&mut self, groups: &[u32]) {
+        let kept: Vec<u32> = groups
+            .iter()
+            .copied()
+            .filter(|&g| self.live[g as usize])
+            .collect();
+        self.touch(&kept);
+    }
+
+    /// Clears the current batch's groups whose state expired.
+    fn expire_batch_groups(&mut self) {
+        let ids = std::mem::take(&mut self.ids);
+        self.expire(&ids);
+        self.ids = ids;
     }
 
     /// Flags, per compared pair, whether any call's result changed:
@@ -755,6 +783,8 @@ impl GroupAggOperator {
         let touched = self.bundle.touched.clone();
         let order = self.hash_map_order(&touched);
         let groups: Vec<u32> = order.iter().map(|&s| touched[s as usize]).collect();
+        // Flink reads each key's state at finishBundle.
+        self.expire(&groups);
         let before = self.evaluate_all(&groups)?;
         let mut partials = Vec::with_capacity(self.bundle_accs.len());
         for acc in &self.bundle_accs {
@@ -798,6 +828,7 @@ impl GroupAggOperator {
             self.live[g as usize] = true;
         }
         self.clear_groups(&emptied);
+        self.touch_live(&groups);
         let keys = self.table.keys(&groups)?;
         let values: Vec<[ArrayRef; 2]> =
             before.into_iter().zip(after).map(|(b, a)| [b, a]).collect();
@@ -952,6 +983,7 @@ impl GroupAggOperator {
             for &g in ids {
                 self.live[g as usize] = true;
             }
+            self.touch(ids);
         }
         Ok(())
     }

@@ -164,6 +164,7 @@ impl GroupAggOperator {
         let before = self.intern(input)?;
         self.reserve_after_intern(before, table_bytes, 0, (0, 0), input)?;
         self.grow_groups();
+        self.expire_batch_groups();
         let ids = std::mem::take(&mut self.ids);
         let result = self.fold_pieces(input, kinds, &ids);
         self.ids = ids;
@@ -302,6 +303,13 @@ impl GroupAggOperator {
                 log.push(RowKind::UpdateAfter, j as u32, AFTER, j);
             }
         }
+        let written: Vec<u32> = piece_ids
+            .iter()
+            .zip(piece_fates)
+            .filter(|(_, f)| f.accepted)
+            .map(|(&g, _)| g)
+            .collect();
+        self.touch(&written);
         self.clear_groups(&emptied);
         let keys: Vec<ArrayRef> = input.keys.iter().map(|k| k.slice(start, len)).collect();
         let values: Vec<[ArrayRef; 2]> = prev

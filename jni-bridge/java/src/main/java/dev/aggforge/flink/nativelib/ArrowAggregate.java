@@ -111,6 +111,12 @@ public final class ArrowAggregate implements AutoCloseable {
         return NativeAggregate.memoryUsed(handle);
     }
 
+    /** Sets the processing time (ms) state TTL is judged by; sweeps expired state. */
+    public void setTime(long nowMs) {
+        checkOpen();
+        NativeAggregate.setTime(handle, nowMs);
+    }
+
     /** The native handle (0 once closed). */
     public long handle() {
         return handle;

@@ -63,6 +63,9 @@ public final class NativeAggregate {
     /** Bytes of state and bundle the operator holds. */
     public static native long memoryUsed(long handle);
 
+    /** Sets the processing time (ms) the operator's state TTL is judged by. */
+    public static native void setTime(long handle, long nowMs);
+
     /** Closes the operator; its handle is invalid afterwards. */
     public static native void close(long handle);
 

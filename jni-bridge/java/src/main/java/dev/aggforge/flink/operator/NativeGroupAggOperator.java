@@ -128,6 +128,8 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
             }
         }
         if (!payloads.isEmpty()) {
+            // Restored state counts as written now (state TTL).
+            aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
             aggregate.restore(payloads.values().toArray(new byte[0][]));
         }
     }
@@ -194,6 +196,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         if (rows == 0) {
             return;
         }
+        aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
         VectorSchemaRoot out = aggregate.process(transposer.finish());
         // The native side is done with the batch once process returns.
         transposer.reset();
@@ -208,6 +211,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         }
         handOver();
         if (spec.mode().bundled()) {
+            aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
             emit(aggregate.flush());
             bundleCount = 0;
         }

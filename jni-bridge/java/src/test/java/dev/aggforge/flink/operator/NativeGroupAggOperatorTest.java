@@ -164,6 +164,31 @@ class NativeGroupAggOperatorTest {
     }
 
     @Test
+    void expiredStateReadsAsAbsent() throws Exception {
+        // State TTL 1 s (processing time); batches of one row.
+        String json = plan("immediate").replace("\"state_ttl_ms\":0", "\"state_ttl_ms\":1000");
+        String admission = ArrowAggregate.admit(json);
+        assertTrue(ArrowAggregate.isAdmitted(admission), admission);
+        NativeOperatorSpec spec =
+                new NativeOperatorSpec(
+                        json, INPUT, OUTPUT, new int[] {0, 1}, false,
+                        NativeOperatorSpec.Mode.IMMEDIATE, 0, 1, 0, admission);
+        try (var h = harness(spec, 1, 0)) {
+            h.open();
+            h.setProcessingTime(10_000);
+            h.processElement(row(1, 5L));
+            assertEquals(List.of("+I[1, 5, 1]"), drain(h));
+            h.setProcessingTime(10_999);
+            h.processElement(row(1, 1L));
+            assertEquals(List.of("-U[1, 5, 1]", "+U[1, 6, 2]"), drain(h));
+            // Written at 10,999: expired from 11,999 on.
+            h.setProcessingTime(12_000);
+            h.processElement(row(1, 2L));
+            assertEquals(List.of("+I[1, 2, 1]"), drain(h), "expired state reads as absent");
+        }
+    }
+
+    @Test
     void miniBatchFlushesBundlesBySizeWatermarkAndEnd() throws Exception {
         try (var h = harness(spec(NativeOperatorSpec.Mode.MINI_BATCH, 3, 2), 1, 0)) {
             h.open();

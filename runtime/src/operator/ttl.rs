@@ -1,0 +1,138 @@
+//! Idle state retention: Flink's state TTL for group aggregates
+//! (processing time, `OnCreateAndWrite`, `NeverReturnExpired`). A group's
+//! state expires `state_ttl_ms` after it was last written; expired state
+//! reads as absent (the next row is a first row, a retraction is dropped).
+//! Expired groups are cleared when read, by a sweep every half TTL, and
+//! the table is rebuilt without them once they outnumber the live ones, so
+//! memory follows the live state.
+//!
+//! Time comes from the caller ([`GroupAggOperator::set_time`], the Flink
+//! operator's processing time at each batch hand-over and bundle flush),
+//! so expiry is decided per batch, not per row. Write times are not part of
+//! snapshots: restored state counts as written at restore.
+
+use super::GroupAggOperator;
+use crate::error::Result;
+use crate::flink_key::key_group_for_hash;
+use crate::types::Phase;
+
+/// Write times and the clock of an operator with a state TTL.
+#[derive(Debug, Default)]
+pub(super) struct Retention {
+    /// Processing time in milliseconds, as last set.
+    pub now_ms: i64,
+    /// By group id: when its state was last written.
+    pub written: Vec<i64>,
+    /// When the last sweep ran.
+    pub swept_ms: i64,
+}
+
+/// Fewest expired groups worth rebuilding the table for.
+const MIN_COMPACTION: usize = 4096;
+
+impl GroupAggOperator {
+    fn ttl_ms(&self) -> Option<i64> {
+        (self.plan.state_ttl_ms > 0 && self.plan.phase != Phase::Local)
+            .then(|| i64::try_from(self.plan.state_ttl_ms).unwrap_or(i64::MAX))
+    }
+
+    /// Sets the processing time (ms) that state expiry is judged by, and
+    /// every half TTL sweeps expired groups (see the module comment).
+    pub fn set_time(&mut self, now_ms: i64) -> Result<()> {
+        self.retention.now_ms = now_ms;
+        let Some(ttl) = self.ttl_ms() else {
+            return Ok(());
+        };
+        if now_ms.saturating_sub(self.retention.swept_ms) >= (ttl / 2).max(1) {
+            self.retention.swept_ms = now_ms;
+            self.expire_idle()?;
+        }
+        Ok(())
+    }
+
+    fn expired(&self, g: usize, ttl: i64) -> bool {
+        self.live.get(g).copied().unwrap_or(false)
+            && self
+                .retention
+                .written
+                .get(g)
+                .is_some_and(|&w| w.saturating_add(ttl) <= self.retention.now_ms)
+    }
+
+    /// Clears the listed groups whose state has expired (before it is read).
+    pub(super) fn expire(&mut self, groups: &[u32]) {
+        let Some(ttl) = self.ttl_ms() else {
+            return;
+        };
+        let stale: Vec<u32> = groups
+            .iter()
+            .copied()
+            .filter(|&g| self.expired(g as usize, ttl))
+            .collect();
+        self.clear_groups(&stale);
+    }
+
+    /// Records that the listed groups' state was written now.
+    pub(super) fn touch(&mut self, groups: &[u32]) {
+        if self.ttl_ms().is_none() {
+            return;
+        }
+        let now = self.retention.now_ms;
+        let written = &mut self.retention.written;
+        if written.len() < self.live.len() {
+            written.resize(self.live.len(), now);
+        }
+        for &g in groups {
+            written[g as usize] = now;
+        }
+    }
+
+    /// Clears every expired group, and rebuilds the state without the
+    /// groups that hold none once they outnumber the live ones. Returns the
+    /// number of groups cleared. Does nothing while a bundle is open.
+    pub fn expire_idle(&mut self) -> Result<usize> {
+        let Some(ttl) = self.ttl_ms() else {
+            return Ok(0);
+        };
+        if self.has_open_bundle() {
+            return Ok(0);
+        }
+        let stale: Vec<u32> = (0..self.live.len() as u32)
+            .filter(|&g| self.expired(g as usize, ttl))
+            .collect();
+        self.clear_groups(&stale);
+        let live = self.num_groups();
+        let dead = self.table.len() - live;
+        if dead >= MIN_COMPACTION && dead > live {
+            self.compact()?;
+        }
+        Ok(stale.len())
+    }
+
+    /// Rebuilds table and accumulators with the live groups only (through
+    /// the snapshot format), keeping their write times and the bundle map's
+    /// grown capacity.
+    fn compact(&mut self) -> Result<()> {
+        let hashes = self.table.key_hashes();
+        let mut order: Vec<(u16, u32)> = (0..self.live.len() as u32)
+            .filter(|&g| self.live[g as usize])
+            .map(|g| {
+                let kg = key_group_for_hash(hashes[g as usize], self.plan.max_parallelism);
+                (kg, g)
+            })
+            .collect();
+        // The order snapshot() writes groups in, and restore() numbers them.
+        order.sort_unstable();
+        let payloads = self.snapshot()?;
+        let mut fresh = GroupAggOperator::new(self.plan.clone())?;
+        fresh.retention.now_ms = self.retention.now_ms;
+        fresh.retention.swept_ms = self.retention.swept_ms;
+        fresh.restore(&payloads)?;
+        for (new, &(_, old)) in order.iter().enumerate() {
+            fresh.retention.written[new] = self.retention.written[old as usize];
+        }
+        std::mem::swap(&mut fresh.order, &mut self.order);
+        *self = fresh;
+        Ok(())
+    }
+}
