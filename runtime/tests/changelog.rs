@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use aggforge_runtime::operator::GroupAggOperator;
-use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
-use aggforge_runtime::types::{Phase, SqlType};
+use aggforge_runtime::plan::{AggPlan, Emission};
+use aggforge_runtime::types::SqlType;
 use arrow_array::{ArrayRef, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch};
 use common::*;
 
@@ -264,38 +264,6 @@ fn mini_batch_compares_against_the_result_before_the_bundle() {
         ],
     );
     assert_eq!(out, strs(&["+I[1, 10, 10]", "+U[1, 10, 10]"]));
-}
-
-/// Partial column count of each call in Flink's accumulator layout.
-fn partial_width(function: &str) -> usize {
-    if function == "AVG" {
-        2
-    } else {
-        1
-    }
-}
-
-fn two_phase_plans(single: &AggPlan) -> (AggPlan, AggPlan) {
-    let mut local = single.clone();
-    local.phase = Phase::Local;
-    local.emission = Emission::MiniBatch;
-    let mut global = local.clone();
-    global.phase = Phase::Global;
-    let mut next = 1;
-    global.calls = single
-        .calls
-        .iter()
-        .map(|c| {
-            let width = partial_width(&c.function);
-            let call = AggCall {
-                args: (next..next + width).collect(),
-                ..c.clone()
-            };
-            next += width;
-            call
-        })
-        .collect();
-    (local, global)
 }
 
 /// The last emitted row per key (the final result table).

@@ -248,39 +248,9 @@ fn a_key_of_only_leading_retractions_ends_the_bundle() {
     );
 }
 
-/// The local and global plans of a single-phase retracting plan without
-/// COUNT(*): the global reads the inserted COUNT(*) partial last.
-fn two_phase(single: &AggPlan) -> (AggPlan, AggPlan) {
-    let mut local = single.clone();
-    local.phase = Phase::Local;
-    local.emission = Emission::MiniBatch;
-    let mut global = local.clone();
-    global.phase = Phase::Global;
-    let mut next = 1;
-    global.calls = single
-        .calls
-        .iter()
-        .map(|c| {
-            let width = if matches!(c.function.as_str(), "AVG" | "SUM") {
-                2
-            } else {
-                1
-            };
-            let call = AggCall {
-                args: (next..next + width).collect(),
-                ..c.clone()
-            };
-            next += width;
-            call
-        })
-        .collect();
-    global.count_star_column = Some(next);
-    (local, global)
-}
-
 #[test]
 fn local_and_global_count_records_across_the_exchange() {
-    let (local_plan, global_plan) = two_phase(&sum_avg(Emission::MiniBatch));
+    let (local_plan, global_plan) = two_phase_plans(&sum_avg(Emission::MiniBatch));
     let mut local = GroupAggOperator::new(local_plan).unwrap();
     // keys, SUM (sum, count), AVG (sum, count), inserted COUNT(*), kind
     assert_eq!(local.output_schema().fields().len(), 7);

@@ -390,22 +390,7 @@ impl<R: AvgRule> AvgState<R> {
         changed: &mut [bool],
         name: &str,
     ) -> Result<()> {
-        if before.len() != after.len() || changed.len() < before.len() {
-            return Err(AggError::Input(format!(
-                "{name}: mark_changed lengths differ"
-            )));
-        }
-        let a = R::Out::bind(before, name)?;
-        let b = R::Out::bind(after, name)?;
-        for (i, flag) in changed.iter_mut().enumerate().take(before.len()) {
-            let differs = match (before.is_valid(i), after.is_valid(i)) {
-                (true, true) => !R::same(R::Out::get(&a, i), R::Out::get(&b, i)),
-                (false, false) => false,
-                _ => true,
-            };
-            *flag |= differs;
-        }
-        Ok(())
+        super::mark_changed_with::<R::Out>(before, after, changed, name, R::same)
     }
 }
 

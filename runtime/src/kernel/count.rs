@@ -169,22 +169,13 @@ impl Counts {
         changed: &mut [bool],
         name: &str,
     ) -> Result<()> {
-        let a = int64(before, name)?;
-        let b = int64(after, name)?;
-        if a.len() != b.len() || changed.len() < a.len() {
-            return Err(AggError::Input(format!(
-                "{name}: mark_changed lengths differ"
-            )));
-        }
-        for (i, flag) in changed.iter_mut().enumerate().take(a.len()) {
-            let differs = match (a.is_valid(i), b.is_valid(i)) {
-                (true, true) => a.value(i) != b.value(i),
-                (false, false) => false,
-                _ => true,
-            };
-            *flag |= differs;
-        }
-        Ok(())
+        super::mark_changed_with::<super::Prim<arrow_array::types::Int64Type>>(
+            before,
+            after,
+            changed,
+            name,
+            |a, b| a == b,
+        )
     }
 }
 

@@ -88,6 +88,37 @@ pub fn retract_kinds<'a>(batch: &BatchUpdate<'a>, name: &str) -> Result<Option<&
     Ok(kinds.iter().any(|&k| is_retract(k)).then_some(kinds))
 }
 
+/// Sets `changed[i]` where `before[i]` and `after[i]`, two result columns
+/// read with binding `B`, differ under `same` (NULL equals NULL); never
+/// clears a flag.
+pub fn mark_changed_with<B: Binding>(
+    before: &ArrayRef,
+    after: &ArrayRef,
+    changed: &mut [bool],
+    name: &str,
+    same: impl Fn(B::Ref<'_>, B::Ref<'_>) -> bool,
+) -> Result<()> {
+    if before.len() != after.len() || changed.len() < before.len() {
+        return Err(AggError::Input(format!(
+            "{name}: mark_changed got {} and {} rows for {} flags",
+            before.len(),
+            after.len(),
+            changed.len()
+        )));
+    }
+    let a = B::bind(before, name)?;
+    let b = B::bind(after, name)?;
+    for (i, flag) in changed.iter_mut().enumerate().take(before.len()) {
+        let differs = match (before.is_valid(i), after.is_valid(i)) {
+            (true, true) => !same(B::get(&a, i), B::get(&b, i)),
+            (false, false) => false,
+            _ => true,
+        };
+        *flag |= differs;
+    }
+    Ok(())
+}
+
 /// Group ids checked against a number of groups: every id is below
 /// [`GroupIds::num_groups`]. Only [`check_groups`] builds one, so the update
 /// kernels may index state without bounds checks once they have seen that

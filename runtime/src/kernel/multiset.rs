@@ -487,22 +487,7 @@ where
         changed: &mut [bool],
         name: &str,
     ) -> Result<()> {
-        if before.len() != after.len() || changed.len() < before.len() {
-            return Err(AggError::Input(format!(
-                "{name}: mark_changed lengths differ"
-            )));
-        }
-        let a = R::Val::bind(before, name)?;
-        let b = R::Val::bind(after, name)?;
-        for (i, flag) in changed.iter_mut().enumerate().take(before.len()) {
-            let differs = match (before.is_valid(i), after.is_valid(i)) {
-                (true, true) => !R::same(R::Val::get(&a, i), R::Val::get(&b, i)),
-                (false, false) => false,
-                _ => true,
-            };
-            *flag |= differs;
-        }
-        Ok(())
+        super::mark_changed_with::<R::Val>(before, after, changed, name, R::same)
     }
 }
 

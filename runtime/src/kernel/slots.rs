@@ -331,25 +331,7 @@ impl<R: SlotRule> Slots<R> {
         changed: &mut [bool],
         name: &str,
     ) -> Result<()> {
-        if before.len() != after.len() || changed.len() < before.len() {
-            return Err(AggError::Input(format!(
-                "{name}: mark_changed got {} and {} rows for {} flags",
-                before.len(),
-                after.len(),
-                changed.len()
-            )));
-        }
-        let a = R::Acc::bind(before, name)?;
-        let b = R::Acc::bind(after, name)?;
-        for (i, flag) in changed.iter_mut().enumerate().take(before.len()) {
-            let differs = match (before.is_valid(i), after.is_valid(i)) {
-                (true, true) => !R::same(R::Acc::get(&a, i), R::Acc::get(&b, i)),
-                (false, false) => false,
-                _ => true,
-            };
-            *flag |= differs;
-        }
-        Ok(())
+        super::mark_changed_with::<R::Acc>(before, after, changed, name, R::same)
     }
 }
 

@@ -148,6 +148,19 @@ fn create_accumulators(
         .collect()
 }
 
+/// Each call's `[before, after]` value sources for a changelog; an empty
+/// `before` (no group had state) becomes an empty slice of `after`'s type.
+fn before_after(before: Vec<ArrayRef>, after: Vec<ArrayRef>) -> Vec<[ArrayRef; 2]> {
+    before
+        .into_iter()
+        .zip(after)
+        .map(|(b, a)| {
+            let b = if b.is_empty() { a.slice(0, 0) } else { b };
+            [b, a]
+        })
+        .collect()
+}
+
 /// Whether an Arrow type's values live on the heap (state can grow with
 /// their bytes).
 fn is_var_len(data_type: &DataType) -> bool {
@@ -456,20 +469,10 @@ impl GroupAggOperator {
         self.grow_groups();
 
         let mut changed = vec![false; rows];
-        let mut traced = Vec::with_capacity(self.accs.len());
-        for (c, (acc, args)) in self.accs.iter_mut().zip(&input.args).enumerate() {
-            let update = BatchUpdate {
-                args,
-                group_ids: &self.ids,
-                filter: None,
-                row_kinds: input.row_kinds,
-            };
-            if c < self.visible {
-                traced.push(acc.update_traced(&update, &mut changed)?);
-            } else {
-                acc.update(&update)?;
-            }
-        }
+        let ids = std::mem::take(&mut self.ids);
+        let traced = self.traced_update(&input.args, &ids, None, input.row_kinds, &mut changed);
+        self.ids = ids;
+        let traced = traced?;
         for &g in &self.ids {
             self.live[g as usize] = true;
         }
@@ -491,16 +494,35 @@ impl GroupAggOperator {
                 log.push(RowKind::UpdateAfter, row as u32, AFTER, row);
             }
         }
-        // A BEFORE source must exist even when no group had state.
-        let values: Vec<[ArrayRef; 2]> = prev
-            .into_iter()
-            .zip(traced)
-            .map(|(p, t)| {
-                let p = if p.is_empty() { t.slice(0, 0) } else { p };
-                [p, t]
-            })
-            .collect();
-        log.finish(&self.schema, &input.keys, &values)
+        log.finish(&self.schema, &input.keys, &before_after(prev, traced))
+    }
+
+    /// Folds rows into every call: the output calls traced (each row's
+    /// result after it, `changed` set as it changes), the inserted record
+    /// counter plainly.
+    fn traced_update(
+        &mut self,
+        args: &[Vec<ArrayRef>],
+        group_ids: &[u32],
+        filter: Option<&arrow_array::BooleanArray>,
+        row_kinds: Option<&[i8]>,
+        changed: &mut [bool],
+    ) -> Result<Vec<ArrayRef>> {
+        let mut traced = Vec::with_capacity(self.visible);
+        for (c, (acc, args)) in self.accs.iter_mut().zip(args).enumerate() {
+            let update = BatchUpdate {
+                args,
+                group_ids,
+                filter,
+                row_kinds,
+            };
+            if c < self.visible {
+                traced.push(acc.update_traced(&update, changed)?);
+            } else {
+                acc.update(&update)?;
+            }
+        }
+        Ok(traced)
     }
 
     /// The output calls' results for the listed groups.

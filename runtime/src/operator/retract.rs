@@ -262,23 +262,19 @@ impl GroupAggOperator {
         let filter = piece_fates.iter().any(|f| !f.accepted).then(|| {
             BooleanArray::from(piece_fates.iter().map(|f| f.accepted).collect::<Vec<_>>())
         });
-        let piece_kinds = &kinds[start..end];
+        let args: Vec<Vec<ArrayRef>> = input
+            .args
+            .iter()
+            .map(|cols| cols.iter().map(|a| a.slice(start, len)).collect())
+            .collect();
         let mut changed = vec![false; len];
-        let mut traced = Vec::with_capacity(self.visible);
-        for (c, (acc, args)) in self.accs.iter_mut().zip(&input.args).enumerate() {
-            let args: Vec<ArrayRef> = args.iter().map(|a| a.slice(start, len)).collect();
-            let update = BatchUpdate {
-                args: &args,
-                group_ids: piece_ids,
-                filter: filter.as_ref(),
-                row_kinds: Some(piece_kinds),
-            };
-            if c < self.visible {
-                traced.push(acc.update_traced(&update, &mut changed)?);
-            } else {
-                acc.update(&update)?;
-            }
-        }
+        let traced = self.traced_update(
+            &args,
+            piece_ids,
+            filter.as_ref(),
+            Some(&kinds[start..end]),
+            &mut changed,
+        )?;
         let emit_unchanged = self.plan.state_ttl_ms > 0;
         let mut log = Changelog::default();
         let mut emptied = Vec::new();
@@ -312,14 +308,6 @@ impl GroupAggOperator {
         self.touch(&written);
         self.clear_groups(&emptied);
         let keys: Vec<ArrayRef> = input.keys.iter().map(|k| k.slice(start, len)).collect();
-        let values: Vec<[ArrayRef; 2]> = prev
-            .into_iter()
-            .zip(traced)
-            .map(|(p, t)| {
-                let p = if p.is_empty() { t.slice(0, 0) } else { p };
-                [p, t]
-            })
-            .collect();
-        log.finish(&self.schema, &keys, &values)
+        log.finish(&self.schema, &keys, &super::before_after(prev, traced))
     }
 }

@@ -128,3 +128,43 @@ pub fn run_bundles(op: &mut GroupAggOperator, bundles: &[Vec<RecordBatch>]) -> V
 pub fn strs(rows: &[&str]) -> Vec<String> {
     rows.iter().map(|s| s.to_string()).collect()
 }
+
+/// Partial column count of a call in Flink's accumulator layout.
+fn partial_width(function: &str, input: InputMode) -> usize {
+    match function {
+        "AVG" => 2,
+        // SumWithRetractAggFunction keeps the sum and a count.
+        "SUM" if input == InputMode::Retracting => 2,
+        _ => 1,
+    }
+}
+
+/// The local and global plans of a single-phase plan: the global phase
+/// reads each call's partial columns after the key (column 0), and over
+/// retracting input without a COUNT(*) call the COUNT(*) partial Flink's
+/// planner inserts, last.
+pub fn two_phase_plans(single: &AggPlan) -> (AggPlan, AggPlan) {
+    let mut local = single.clone();
+    local.phase = Phase::Local;
+    local.emission = Emission::MiniBatch;
+    let mut global = local.clone();
+    global.phase = Phase::Global;
+    let mut next = 1;
+    global.calls = single
+        .calls
+        .iter()
+        .map(|c| {
+            let width = partial_width(&c.function, single.input);
+            let call = AggCall {
+                args: (next..next + width).collect(),
+                ..c.clone()
+            };
+            next += width;
+            call
+        })
+        .collect();
+    if single.input == InputMode::Retracting && single.record_counter().is_none() {
+        global.count_star_column = Some(next);
+    }
+    (local, global)
+}
