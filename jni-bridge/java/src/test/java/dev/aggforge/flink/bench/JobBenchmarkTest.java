@@ -250,10 +250,17 @@ class JobBenchmarkTest {
         return all.stream().filter(w -> names.contains(w.name)).collect(Collectors.toList());
     }
 
-    /** {@code options} with the aggforge planner hook installed and enabled (bundled modes on). */
+    /**
+     * {@code options} with the aggforge planner hook installed and enabled (bundled modes on) and
+     * the native state budget {@code bench.memoryBudget} (512 mb: the default 64 MiB is exceeded
+     * by ~1M keys; native state is off the JVM heap).
+     */
     private static RunOptions withAggforge(RunOptions options) {
         return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
                 .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
+                .withConfig(
+                        AggforgeOptions.MEMORY_BUDGET.key(),
+                        System.getProperty("bench.memoryBudget", "512 mb"))
                 .withSetup(AggforgePlanner::install);
     }
 
