@@ -16,7 +16,7 @@
 #   countsumavg-{bigint,decimal}-{single,two}        COUNT/SUM/AVG, BIGINT or DECIMAL(20,3)
 #   keys1m-bigint-{single,two}                       MIN/MAX/COUNT/SUM, 1M rows, ~1 row per key
 # "single" = ONE_PHASE, mini-batch off (immediate); "two" = TWO_PHASE, mini-batch
-# size 1024, allow-latency 1 s. The full matrix takes roughly 20-30 minutes on 2 cores.
+# size 1024, allow-latency 1 s. The full matrix takes about 12 minutes on 2 cores (plus the build).
 #
 # Needs: cargo (Rust), Java 17+, Maven. Maven builds the native library
 # (cargo build --release -p aggforge-jni; CARGO_TARGET_DIR is honoured).
