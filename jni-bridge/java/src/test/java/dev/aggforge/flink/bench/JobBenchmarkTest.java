@@ -1,108 +1,424 @@
 package dev.aggforge.flink.bench;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.BooleanType;
 import org.apache.flink.table.types.logical.DateType;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.TimeType;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
+import dev.aggforge.flink.operator.NativeGroupAggOperator;
+import dev.aggforge.flink.operator.NativeOperatorOptions;
 import dev.aggforge.flink.planner.AggforgeOptions;
 import dev.aggforge.flink.planner.AggforgePlanner;
 
 /**
- * Complete-job benchmark: the same Flink SQL job (deterministic in-process row source, GROUP BY,
- * blackhole sink) under configuration A (stock Flink) and B, alternating A B A B in one JVM:
- * {@code bench.warmups} warm-up rounds, then {@code bench.runs} measured rounds; prints each run,
- * then medians and ranges of the job's net runtime (JobExecutionResult), and the B/A ratio. A
- * scan-only job (same source and sink, no aggregate) is measured in each round too.
+ * Complete-job benchmark matrix ({@code scripts/bench-jobs.sh}): for each workload the same Flink
+ * SQL job (deterministic in-process row source {@link InputTable#generated}, GROUP BY, blackhole
+ * sink) runs under A (stock Flink) and B (aggforge hook installed and enabled), alternating A B A
+ * B in one JVM at parallelism 1: {@code bench.warmups} warm-up rounds, then {@code bench.runs}
+ * measured rounds. Each round also runs the scan-only job (same source and sink, no aggregate) as
+ * context. Times are the jobs' net runtimes (JobExecutionResult). Prints each run, per-workload
+ * medians and ranges, the stock/native ratio (stock median / native median: above 1 means native
+ * is faster) and at the end a markdown table, also written to {@code bench.out}.
  *
- * <p>Run: {@code mvn -f jni-bridge/java/pom.xml -Pbench test}. System properties: {@code
- * bench.rows} (2000000), {@code bench.keys} (64), {@code bench.nulls} (0.125), {@code
- * bench.parallelism} (1), {@code bench.warmups} (2), {@code bench.runs} (5), {@code bench.b}
- * ({@code stock} or {@code aggforge}: the hook installed and enabled).
+ * <p>Before anything is timed, every selected workload's native plan must contain the Aggforge
+ * operators (and no stock group aggregate), and every native run must feed rows to a native
+ * operator, so a silent fallback to stock Flink cannot be measured as "native".
+ *
+ * <p>Workloads (names for {@code bench.only}, a comma-separated subset; default all):
+ *
+ * <ul>
+ *   <li>{@code minmax-{date,time,boolean,bigint}-{single,two}}: {@code MIN(v0), MAX(v0)}
+ *   <li>{@code countsumavg-{bigint,decimal}-{single,two}}: {@code COUNT(v0), SUM(v0), AVG(v0)}
+ *       over BIGINT or DECIMAL(20,3)
+ *   <li>{@code keys1m-bigint-{single,two}}: {@code MIN, MAX, COUNT, SUM} over BIGINT, {@code
+ *       bench.bigRows} rows (1,000,000), keys drawn from the whole INT range, so almost every key
+ *       has exactly one row (about 1,000,000 keys)
+ * </ul>
+ *
+ * <p>{@code bench.nativeOnly=true} runs only the native jobs of the selected workloads ({@code
+ * bench.warmups + bench.runs} of each, no table): for profiling them alone.
+ *
+ * <p>The 64-key workloads read {@code bench.rows} (2,000,000) rows, {@code bench.keys} (64) keys,
+ * {@code bench.nulls} (0.125) of the values NULL. "single" is single phase, immediate ({@code
+ * ONE_PHASE}, mini-batch off); "two" is {@code TWO_PHASE} with mini-batch on (size {@code
+ * bench.miniBatch}, 1024; allow-latency 1 s).
  */
 @Tag("bench")
 class JobBenchmarkTest {
 
+    private static final Pattern NATIVE_NODE =
+            Pattern.compile("\\bAggforge(Local|Global)?GroupAggregate\\(");
+    /** A stock group aggregate node (the Aggforge names have no word boundary before these). */
+    private static final Pattern STOCK_NODE =
+            Pattern.compile("\\b(Local|Global|IncrementalGroup)?GroupAggregate\\(");
+
+    /** One benchmark case: a query over one generated table under one plan shape. */
+    private static final class Workload {
+        final String name;
+        final String title;
+        final InputTable table;
+        final String sql;
+        final RunOptions stock;
+        final int nativeOperators;
+
+        Workload(String name, String title, InputTable table, String sql, RunOptions stock, int nativeOperators) {
+            this.name = name;
+            this.title = title;
+            this.table = table;
+            this.sql = sql;
+            this.stock = stock;
+            this.nativeOperators = nativeOperators;
+        }
+    }
+
+    /** The measured times of one workload. */
+    private static final class Result {
+        final Workload workload;
+        final long[] stock;
+        final long[] aggforge;
+        final long[] scan;
+
+        Result(Workload workload, long[] stock, long[] aggforge, long[] scan) {
+            this.workload = workload;
+            this.stock = stock;
+            this.aggforge = aggforge;
+            this.scan = scan;
+        }
+
+        double ratio() {
+            return (double) median(stock) / Math.max(1, median(aggforge));
+        }
+    }
+
     @Test
-    void minMaxOverDate() throws Exception {
+    void matrix() throws Exception {
         long rows = Long.getLong("bench.rows", 2_000_000L);
         int keys = Integer.getInteger("bench.keys", 64);
+        long bigRows = Long.getLong("bench.bigRows", 1_000_000L);
         double nulls = Double.parseDouble(System.getProperty("bench.nulls", "0.125"));
         int parallelism = Integer.getInteger("bench.parallelism", 1);
+        int miniBatch = Integer.getInteger("bench.miniBatch", 1024);
         int warmups = Integer.getInteger("bench.warmups", 2);
         int runs = Integer.getInteger("bench.runs", 5);
-        String b = System.getProperty("bench.b", "stock");
+        String only = System.getProperty("bench.only", "").trim();
+        String out = System.getProperty("bench.out", "");
+        boolean nativeOnly = Boolean.getBoolean("bench.nativeOnly");
+        assertTrue(runs > 0, "bench.runs must be positive");
 
-        InputTable t = InputTable.generated("t", rows, keys, nulls, 42, new DateType());
-        String sql = "SELECT k, MIN(v0), MAX(v0) FROM t GROUP BY k";
-        String scan = "SELECT k, v0 FROM t";
-        RunOptions stock =
+        RunOptions single =
                 RunOptions.defaults().withParallelism(parallelism).withAggPhase("ONE_PHASE");
-        RunOptions other =
-                b.equals("aggforge")
-                        ? stock.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                                .withSetup(AggforgePlanner::install)
-                        : stock;
+        RunOptions two =
+                RunOptions.defaults()
+                        .withParallelism(parallelism)
+                        .withAggPhase("TWO_PHASE")
+                        .withMiniBatch(miniBatch)
+                        .withConfig("table.exec.mini-batch.allow-latency", "1 s");
 
-        Map<String, List<Long>> times = new LinkedHashMap<>();
-        times.put("A stock", new ArrayList<>());
-        times.put("B " + b, new ArrayList<>());
-        times.put("scan only", new ArrayList<>());
+        List<Workload> all = new ArrayList<>();
+        Object[][] minMaxTypes = {
+            {"date", new DateType()},
+            {"time", new TimeType()},
+            {"boolean", new BooleanType()},
+            {"bigint", new BigIntType()},
+        };
+        for (Object[] type : minMaxTypes) {
+            InputTable t = InputTable.generated("t", rows, keys, nulls, 42, (LogicalType) type[1]);
+            String sql = "SELECT k, MIN(v0), MAX(v0) FROM t GROUP BY k";
+            addBothPhases(all, "minmax-" + type[0], sql, t, single, two, rows, keys, nulls);
+        }
+        Object[][] sumTypes = {
+            {"bigint", new BigIntType()},
+            {"decimal", new DecimalType(20, 3)},
+        };
+        for (Object[] type : sumTypes) {
+            InputTable t = InputTable.generated("t", rows, keys, nulls, 42, (LogicalType) type[1]);
+            String sql = "SELECT k, COUNT(v0), SUM(v0), AVG(v0) FROM t GROUP BY k";
+            addBothPhases(all, "countsumavg-" + type[0], sql, t, single, two, rows, keys, nulls);
+        }
+        // Keys drawn from the whole INT range: ~1M distinct keys for 1M rows, nearly all one row.
+        InputTable wide =
+                InputTable.generated("t", bigRows, Integer.MAX_VALUE, nulls, 42, new BigIntType());
+        addBothPhases(
+                all,
+                "keys1m-bigint",
+                "SELECT k, MIN(v0), MAX(v0), COUNT(v0), SUM(v0) FROM t GROUP BY k",
+                wide,
+                single,
+                two,
+                bigRows,
+                -1,
+                nulls);
+
+        List<Workload> selected = select(all, only);
         System.out.printf(
                 Locale.ROOT,
-                "job: %s | rows=%d keys=%d nulls=%.3f p=%d single phase, immediate%n",
-                sql, rows, keys, nulls, parallelism);
+                "%n=== complete-job matrix: Flink %s, p=%d, %d warmups + %d runs, A=stock B=aggforge,"
+                        + " max heap %d MiB, %d workloads ===%n",
+                flinkVersion(),
+                parallelism,
+                warmups,
+                runs,
+                Runtime.getRuntime().maxMemory() >> 20,
+                selected.size());
+
+        // Plan check first, for all of them: no time is spent on a matrix that would fall back.
+        for (Workload w : selected) {
+            checkPlans(w);
+        }
+
+        if (nativeOnly) {
+            // Profiling mode: only the native jobs run (one recording holds nothing else).
+            for (Workload w : selected) {
+                profileNative(w, warmups + runs);
+            }
+            return;
+        }
+        List<Result> results = new ArrayList<>();
+        for (Workload w : selected) {
+            results.add(measure(w, warmups, runs));
+        }
+
+        String table = markdown(results, runs);
+        System.out.println();
+        System.out.println(table);
+        if (!out.isEmpty()) {
+            Path path = Path.of(out);
+            if (path.getParent() != null) {
+                Files.createDirectories(path.getParent());
+            }
+            write(path, table);
+        }
+    }
+
+    private static void addBothPhases(
+            List<Workload> all,
+            String prefix,
+            String sql,
+            InputTable t,
+            RunOptions single,
+            RunOptions two,
+            long rows,
+            int keys,
+            double nulls) {
+        String data =
+                String.format(
+                        Locale.ROOT,
+                        "%,d rows, %s, %.3f NULL",
+                        rows,
+                        keys < 0 ? "keys from the INT range (~1 row per key)" : keys + " keys",
+                        nulls);
+        all.add(new Workload(prefix + "-single", sql + " | " + data + " | single phase, immediate", t, sql, single, 1));
+        all.add(new Workload(prefix + "-two", sql + " | " + data + " | two phase, mini-batch", t, sql, two, 2));
+    }
+
+    private static List<Workload> select(List<Workload> all, String only) {
+        if (only.isEmpty()) {
+            return all;
+        }
+        Set<String> names = new LinkedHashSet<>(Arrays.asList(only.split("\\s*,\\s*")));
+        Set<String> known = all.stream().map(w -> w.name).collect(Collectors.toSet());
+        for (String name : names) {
+            assertTrue(
+                    known.contains(name),
+                    "unknown workload in bench.only: " + name + "; known: " + known);
+        }
+        return all.stream().filter(w -> names.contains(w.name)).collect(Collectors.toList());
+    }
+
+    /**
+     * {@code options} with the aggforge planner hook installed and enabled (bundled modes on) and
+     * the native state budget {@code bench.memoryBudget} (512 mb: the default 64 MiB is exceeded
+     * by ~1M keys; native state is off the JVM heap).
+     */
+    private static RunOptions withAggforge(RunOptions options) {
+        return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
+                .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
+                .withConfig(
+                        AggforgeOptions.MEMORY_BUDGET.key(),
+                        System.getProperty("bench.memoryBudget", "512 mb"))
+                .withSetup(AggforgePlanner::install);
+    }
+
+    /** The native plan holds the Aggforge operators and no stock aggregate; stock's holds none. */
+    private static void checkPlans(Workload w) {
+        String nativePlan = SqlHarness.explain(withAggforge(w.stock), w.sql, w.table);
+        // EXPLAIN prints the physical plan and the execution plan: each node twice.
+        assertEquals(
+                2 * w.nativeOperators,
+                count(NATIVE_NODE, nativePlan),
+                w.name + ": native operators in the plan\n" + nativePlan);
+        assertEquals(0, count(STOCK_NODE, nativePlan), w.name + ": stock aggregate left\n" + nativePlan);
+        String stockPlan = SqlHarness.explain(w.stock, w.sql, w.table);
+        assertEquals(0, count(NATIVE_NODE, stockPlan), w.name + ": stock plan\n" + stockPlan);
+        assertTrue(count(STOCK_NODE, stockPlan) > 0, w.name + ": stock plan\n" + stockPlan);
+        System.out.printf(
+                Locale.ROOT,
+                "plan ok: %-24s native: %s%n",
+                w.name,
+                nativeNodes(nativePlan));
+    }
+
+    private static Result measure(Workload w, int warmups, int runs) throws Exception {
+        RunOptions aggforge = withAggforge(w.stock);
+        String scan = "SELECT * FROM " + w.table.name();
+        long[] a = new long[runs];
+        long[] b = new long[runs];
+        long[] s = new long[runs];
+        System.out.println();
+        System.out.println("--- " + w.name + ": " + w.title + " ---");
         for (int round = 0; round < warmups + runs; round++) {
             boolean measured = round >= warmups;
-            long a = SqlHarness.runToBlackhole(stock, sql, t);
-            long bTime = SqlHarness.runToBlackhole(other, sql, t);
-            long s = SqlHarness.runToBlackhole(stock, scan, t);
+            long stockTime = SqlHarness.runToBlackhole(w.stock, w.sql, w.table);
+            long rowsBefore = NativeGroupAggOperator.ROWS.get();
+            long nativeTime = SqlHarness.runToBlackhole(aggforge, w.sql, w.table);
+            long nativeRows = NativeGroupAggOperator.ROWS.get() - rowsBefore;
+            assertTrue(
+                    nativeRows >= w.table.rowCount(),
+                    w.name + ": only " + nativeRows + " rows reached native operators");
+            long scanTime = SqlHarness.runToBlackhole(w.stock, scan, w.table);
             System.out.printf(
                     Locale.ROOT,
-                    "%s %d: A %d ms, B %d ms, scan %d ms%n",
-                    measured ? "run" : "warmup",
+                    "  %s %d: A stock %,d ms, B aggforge %,d ms, scan %,d ms%n",
+                    measured ? "run   " : "warmup",
                     measured ? round - warmups + 1 : round + 1,
-                    a, bTime, s);
+                    stockTime,
+                    nativeTime,
+                    scanTime);
             if (measured) {
-                times.get("A stock").add(a);
-                times.get("B " + b).add(bTime);
-                times.get("scan only").add(s);
+                a[round - warmups] = stockTime;
+                b[round - warmups] = nativeTime;
+                s[round - warmups] = scanTime;
             }
         }
-        for (Map.Entry<String, List<Long>> entry : times.entrySet()) {
-            long[] sorted = entry.getValue().stream().mapToLong(Long::longValue).sorted().toArray();
-            System.out.printf(
-                    Locale.ROOT,
-                    "%-10s median %d ms, range %d..%d ms, runs %s%n",
-                    entry.getKey(),
-                    median(sorted),
-                    sorted[0],
-                    sorted[sorted.length - 1],
-                    entry.getValue());
-        }
+        Result r = new Result(w, a, b, s);
         System.out.printf(
                 Locale.ROOT,
-                "B/A median ratio: %.3f%n",
-                (double) median(sorted(times.get("B " + b))) / median(sorted(times.get("A stock"))));
+                "  median: stock %s, aggforge %s, scan %s; stock/native %.2fx%n",
+                summary(a),
+                summary(b),
+                summary(s),
+                r.ratio());
+        return r;
     }
 
-    private static long[] sorted(List<Long> values) {
-        long[] array = values.stream().mapToLong(Long::longValue).toArray();
-        Arrays.sort(array);
-        return array;
+    /** Runs only the native job {@code rounds} times (for a profiler); prints each time. */
+    private static void profileNative(Workload w, int rounds) throws Exception {
+        RunOptions aggforge = withAggforge(w.stock);
+        System.out.println("--- " + w.name + " (native only): " + w.title + " ---");
+        for (int round = 1; round <= rounds; round++) {
+            long rowsBefore = NativeGroupAggOperator.ROWS.get();
+            long start = System.currentTimeMillis();
+            long nativeTime = SqlHarness.runToBlackhole(aggforge, w.sql, w.table);
+            long nativeRows = NativeGroupAggOperator.ROWS.get() - rowsBefore;
+            assertTrue(
+                    nativeRows >= w.table.rowCount(),
+                    w.name + ": only " + nativeRows + " rows reached native operators");
+            System.out.printf(
+                    Locale.ROOT,
+                    "  native %d: %,d ms (wall clock from %d to %d)%n",
+                    round,
+                    nativeTime,
+                    start,
+                    System.currentTimeMillis());
+        }
     }
 
-    private static long median(long[] sorted) {
+    private static String markdown(List<Result> results, int runs) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(
+                String.format(
+                        Locale.ROOT,
+                        "| workload | stock median ms [range] | native median ms [range] | scan ms |"
+                                + " ratio stock/native |%n"));
+        sb.append(String.format(Locale.ROOT, "|---|---|---|---|---|%n"));
+        for (Result r : results) {
+            sb.append(
+                    String.format(
+                            Locale.ROOT,
+                            "| %s | %s | %s | %,d | %.2fx%s |%n",
+                            r.workload.name,
+                            summary(r.stock),
+                            summary(r.aggforge),
+                            median(r.scan),
+                            r.ratio(),
+                            r.ratio() >= 2.0 ? "" : " (< 2x)"));
+        }
+        sb.append(
+                String.format(
+                        Locale.ROOT,
+                        "%nMedians of %d measured runs each; ranges are min..max; ratio = stock median /"
+                                + " native median (> 1: native faster).%n",
+                        runs));
+        return sb.toString();
+    }
+
+    private static String summary(long[] values) {
+        long[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return String.format(
+                Locale.ROOT, "%,d [%,d..%,d]", median(sorted), sorted[0], sorted[sorted.length - 1]);
+    }
+
+    private static long median(long[] values) {
+        long[] sorted = values.clone();
+        Arrays.sort(sorted);
         int n = sorted.length;
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    private static int count(Pattern pattern, String text) {
+        Matcher m = pattern.matcher(text);
+        int n = 0;
+        while (m.find()) {
+            n++;
+        }
+        return n;
+    }
+
+    private static String nativeNodes(String plan) {
+        int physical = plan.indexOf("== Optimized Physical Plan ==");
+        int exec = plan.indexOf("== Optimized Execution Plan ==");
+        String section = physical >= 0 && exec > physical ? plan.substring(physical, exec) : plan;
+        List<String> names = new ArrayList<>();
+        Matcher m = NATIVE_NODE.matcher(section);
+        while (m.find()) {
+            names.add(m.group().substring(0, m.group().length() - 1));
+        }
+        assertFalse(names.isEmpty(), "no native node in the physical plan");
+        return String.join(" <- ", names);
+    }
+
+    private static void write(Path path, String text) throws IOException {
+        Files.writeString(path, text, StandardCharsets.UTF_8);
+    }
+
+    private static String flinkVersion() {
+        String version = org.apache.flink.runtime.util.EnvironmentInformation.getVersion();
+        return version == null ? "?" : version;
     }
 }
