@@ -251,17 +251,16 @@ class JobBenchmarkTest {
     }
 
     /**
-     * {@code options} with the aggforge planner hook installed and enabled (bundled modes on) and
-     * the native state budget {@code bench.memoryBudget} (512 mb: the default 64 MiB is exceeded
-     * by ~1M keys; native state is off the JVM heap).
+     * {@code options} with the aggforge planner hook installed and enabled (bundled modes on);
+     * the native state budget is the default unless {@code bench.memoryBudget} is set.
      */
     private static RunOptions withAggforge(RunOptions options) {
-        return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
-                .withConfig(
-                        AggforgeOptions.MEMORY_BUDGET.key(),
-                        System.getProperty("bench.memoryBudget", "512 mb"))
-                .withSetup(AggforgePlanner::install);
+        RunOptions hooked =
+                options.withConfig(AggforgeOptions.ENABLED.key(), "true")
+                        .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
+                        .withSetup(AggforgePlanner::install);
+        String budget = System.getProperty("bench.memoryBudget");
+        return budget == null ? hooked : hooked.withConfig(AggforgeOptions.MEMORY_BUDGET.key(), budget);
     }
 
     /** The native plan holds the Aggforge operators and no stock aggregate; stock's holds none. */
