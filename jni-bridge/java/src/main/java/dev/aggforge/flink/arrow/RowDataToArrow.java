@@ -5,8 +5,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -55,7 +56,10 @@ public final class RowDataToArrow implements AutoCloseable {
 
     private final VectorSchemaRoot root;
     private final ColumnWriter[] writers;
-    private final TinyIntVector rowKind;
+    /** Writes {@code $row_kind}, or null. */
+    private final TinyIntWriter rowKindWriter;
+    /** Rows the fixed-width vectors hold without growing. */
+    private int capacity;
     private int count;
 
     /**
@@ -82,11 +86,13 @@ public final class RowDataToArrow implements AutoCloseable {
             writers[i] =
                     writerFor(inputType.getTypeAt(columns[i]), columns[i], vectors.get(i));
         }
-        this.rowKind = withRowKind ? (TinyIntVector) vectors.get(columns.length) : null;
+        this.rowKindWriter =
+                withRowKind ? new TinyIntWriter(-1, (TinyIntVector) vectors.get(columns.length)) : null;
         for (FieldVector vector : vectors) {
             vector.setInitialCapacity(Math.max(1, initialCapacity));
             vector.allocateNew();
         }
+        grow(1);
     }
 
     /**
@@ -119,13 +125,33 @@ public final class RowDataToArrow implements AutoCloseable {
     /** Appends one row (its row kind too, if the batch has a {@code $row_kind} column). */
     public void append(RowData row) {
         int index = count;
+        if (index >= capacity) {
+            grow(index + 1);
+        }
         for (ColumnWriter writer : writers) {
             writer.write(row, index);
         }
-        if (rowKind != null) {
-            rowKind.setSafe(index, row.getRowKind().toByteValue());
+        if (rowKindWriter != null) {
+            rowKindWriter.put(index, row.getRowKind().toByteValue());
         }
         count = index + 1;
+    }
+
+    /**
+     * Grows every fixed-width vector to hold at least {@code rows} values; their writers write
+     * straight to memory below that capacity without Arrow's per-value bounds checks.
+     */
+    private void grow(int rows) {
+        int least = Integer.MAX_VALUE;
+        for (ColumnWriter writer : writers) {
+            if (writer instanceof FixedWidthWriter fixed) {
+                least = Math.min(least, fixed.ensure(rows));
+            }
+        }
+        if (rowKindWriter != null) {
+            least = Math.min(least, rowKindWriter.ensure(rows));
+        }
+        capacity = least == Integer.MAX_VALUE ? Integer.MAX_VALUE : least;
     }
 
     /** Rows appended since the last {@link #reset()}. */
@@ -217,193 +243,209 @@ public final class RowDataToArrow implements AutoCloseable {
         abstract void write(RowData row, int index);
     }
 
-    private static final class TinyIntWriter extends ColumnWriter {
-        private final TinyIntVector vector;
+    /**
+     * A fixed-width vector written straight to memory: the transposer grows it ({@link
+     * #ensure}) before any index reaches its capacity, so writes skip Arrow's bounds checks.
+     * Buffers start zeroed (allocation, {@code reset()} and growth zero them), so a NULL only
+     * leaves its validity bit clear.
+     */
+    private abstract static class FixedWidthWriter extends ColumnWriter {
+        final BaseFixedWidthVector vector;
+        /** Address of the data buffer. */
+        long data;
+        /** Address of the validity buffer. */
+        long validity;
 
+        FixedWidthWriter(int pos, BaseFixedWidthVector vector) {
+            super(pos);
+            this.vector = vector;
+        }
+
+        /** Grows the vector to hold {@code rows} values; returns its capacity. */
+        final int ensure(int rows) {
+            while (vector.getValueCapacity() < rows) {
+                vector.reAlloc();
+            }
+            data = vector.getDataBufferAddress();
+            validity = vector.getValidityBufferAddress();
+            return vector.getValueCapacity();
+        }
+
+        /** Marks {@code index} valid. */
+        final void setValid(int index) {
+            setBit(validity, index);
+        }
+
+        static void setBit(long address, int index) {
+            long at = address + (index >>> 3);
+            MemoryUtil.putByte(at, (byte) (MemoryUtil.getByte(at) | (1 << (index & 7))));
+        }
+    }
+
+    private static final class TinyIntWriter extends FixedWidthWriter {
         TinyIntWriter(int pos, TinyIntVector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
+        }
+
+        /** Writes a non-NULL byte at {@code index}. */
+        void put(int index, byte value) {
+            MemoryUtil.putByte(data + index, value);
+            setValid(index);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getByte(pos));
+            if (!row.isNullAt(pos)) {
+                put(index, row.getByte(pos));
             }
         }
     }
 
-    private static final class SmallIntWriter extends ColumnWriter {
-        private final SmallIntVector vector;
-
+    private static final class SmallIntWriter extends FixedWidthWriter {
         SmallIntWriter(int pos, SmallIntVector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getShort(pos));
+            if (!row.isNullAt(pos)) {
+                MemoryUtil.putShort(data + 2L * index, row.getShort(pos));
+                setValid(index);
             }
         }
     }
 
-    private static final class IntWriter extends ColumnWriter {
-        private final IntVector vector;
-
+    private static final class IntWriter extends FixedWidthWriter {
         IntWriter(int pos, IntVector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getInt(pos));
+            if (!row.isNullAt(pos)) {
+                MemoryUtil.putInt(data + 4L * index, row.getInt(pos));
+                setValid(index);
             }
         }
     }
 
-    private static final class DateWriter extends ColumnWriter {
-        private final DateDayVector vector;
-
+    private static final class DateWriter extends FixedWidthWriter {
         DateWriter(int pos, DateDayVector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getInt(pos));
+            if (!row.isNullAt(pos)) {
+                MemoryUtil.putInt(data + 4L * index, row.getInt(pos));
+                setValid(index);
             }
         }
     }
 
-    private static final class TimeWriter extends ColumnWriter {
-        private final TimeMilliVector vector;
-
+    private static final class TimeWriter extends FixedWidthWriter {
         TimeWriter(int pos, TimeMilliVector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getInt(pos));
+            if (!row.isNullAt(pos)) {
+                MemoryUtil.putInt(data + 4L * index, row.getInt(pos));
+                setValid(index);
             }
         }
     }
 
-    private static final class BigIntWriter extends ColumnWriter {
-        private final BigIntVector vector;
-
+    private static final class BigIntWriter extends FixedWidthWriter {
         BigIntWriter(int pos, BigIntVector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getLong(pos));
+            if (!row.isNullAt(pos)) {
+                MemoryUtil.putLong(data + 8L * index, row.getLong(pos));
+                setValid(index);
             }
         }
     }
 
-    private static final class FloatWriter extends ColumnWriter {
-        private final Float4Vector vector;
-
+    private static final class FloatWriter extends FixedWidthWriter {
         FloatWriter(int pos, Float4Vector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getFloat(pos));
+            if (!row.isNullAt(pos)) {
+                MemoryUtil.putInt(data + 4L * index, Float.floatToRawIntBits(row.getFloat(pos)));
+                setValid(index);
             }
         }
     }
 
-    private static final class DoubleWriter extends ColumnWriter {
-        private final Float8Vector vector;
-
+    private static final class DoubleWriter extends FixedWidthWriter {
         DoubleWriter(int pos, Float8Vector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getDouble(pos));
+            if (!row.isNullAt(pos)) {
+                MemoryUtil.putLong(data + 8L * index, Double.doubleToRawLongBits(row.getDouble(pos)));
+                setValid(index);
             }
         }
     }
 
-    private static final class BooleanWriter extends ColumnWriter {
-        private final BitVector vector;
-
+    private static final class BooleanWriter extends FixedWidthWriter {
         BooleanWriter(int pos, BitVector vector) {
-            super(pos);
-            this.vector = vector;
+            super(pos, vector);
         }
 
         @Override
         void write(RowData row, int index) {
-            if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else {
-                vector.setSafe(index, row.getBoolean(pos) ? 1 : 0);
+            if (!row.isNullAt(pos)) {
+                if (row.getBoolean(pos)) {
+                    setBit(data, index);
+                }
+                setValid(index);
             }
         }
     }
 
-    private static final class DecimalWriter extends ColumnWriter {
+    private static final class DecimalWriter extends FixedWidthWriter {
         private final int precision;
         private final int scale;
         private final boolean compact;
-        private final DecimalVector vector;
         private final byte[] scratch = new byte[16];
 
         DecimalWriter(int pos, int precision, int scale, DecimalVector vector) {
-            super(pos);
+            super(pos, vector);
             this.precision = precision;
             this.scale = scale;
             this.compact = DecimalData.isCompact(precision);
-            this.vector = vector;
+        }
+
+        /** Writes an unscaled long as a little-endian Decimal128 (sign-extended). */
+        private void putLong(int index, long unscaled) {
+            long at = data + 16L * index;
+            MemoryUtil.putLong(at, unscaled);
+            MemoryUtil.putLong(at + 8, unscaled >> 63);
+            setValid(index);
         }
 
         @Override
         void write(RowData row, int index) {
             if (row.isNullAt(pos)) {
-                vector.setNull(index);
+                return;
             } else if (row instanceof BinaryRowData) {
                 // Compact: the slot holds the unscaled long. Otherwise the slot holds
                 // (offset << 32 | length) of BigInteger.toByteArray() bytes in the var part.
                 long slot = row.getLong(pos);
                 if (compact) {
-                    vector.setSafe(index, slot);
+                    putLong(index, slot);
                 } else {
                     BinaryRowData binary = (BinaryRowData) row;
                     int length = (int) slot;
@@ -418,7 +460,7 @@ public final class RowDataToArrow implements AutoCloseable {
             } else {
                 DecimalData value = row.getDecimal(pos, precision, scale);
                 if (compact) {
-                    vector.setSafe(index, value.toUnscaledLong());
+                    putLong(index, value.toUnscaledLong());
                 } else {
                     byte[] bytes = value.toUnscaledBytes();
                     putBigEndian(index, bytes, bytes.length);
@@ -434,33 +476,32 @@ public final class RowDataToArrow implements AutoCloseable {
                 high = (high << 8) | (low >>> 56);
                 low = (low << 8) | (bytes[i] & 0xFFL);
             }
-            vector.setSafe(index, 0L); // grows the buffers and marks the slot valid
-            ArrowBuf data = vector.getDataBuffer();
-            long offset = (long) index * DecimalVector.TYPE_WIDTH;
-            data.setLong(offset, low);
-            data.setLong(offset + 8, high);
+            long at = data + 16L * index;
+            MemoryUtil.putLong(at, low);
+            MemoryUtil.putLong(at + 8, high);
+            setValid(index);
         }
     }
 
-    private static final class TimestampMilliWriter extends ColumnWriter {
+    private static final class TimestampMilliWriter extends FixedWidthWriter {
         private final int precision;
-        private final TimeStampMilliVector vector;
 
         TimestampMilliWriter(int pos, int precision, TimeStampMilliVector vector) {
-            super(pos);
+            super(pos, vector);
             this.precision = precision;
-            this.vector = vector;
         }
 
         @Override
         void write(RowData row, int index) {
             if (row.isNullAt(pos)) {
-                vector.setNull(index);
-            } else if (row instanceof BinaryRowData) {
-                vector.setSafe(index, row.getLong(pos)); // compact: the slot holds epoch millis
-            } else {
-                vector.setSafe(index, row.getTimestamp(pos, precision).getMillisecond());
+                return;
             }
+            long millis =
+                    row instanceof BinaryRowData
+                            ? row.getLong(pos) // compact: the slot holds epoch millis
+                            : row.getTimestamp(pos, precision).getMillisecond();
+            MemoryUtil.putLong(data + 8L * index, millis);
+            setValid(index);
         }
     }
 
