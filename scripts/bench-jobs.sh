@@ -24,6 +24,7 @@
 #   scripts/bench-jobs.sh -Dbench.only=minmax-date-single,keys1m-bigint-two
 #   scripts/bench-jobs.sh -Dbench.warmups=1 -Dbench.runs=3 -Dbench.rows=500000
 #   scripts/bench-jobs.sh -Dnative.skip            # library already built
+#   scripts/bench-jobs.sh -Dbench.objectReuse=true # pipeline.object-reuse for both engines (Flink default: off)
 #   scripts/bench-jobs.sh -Dbench.memoryBudget=2gb  # native state budget (default: the option's, 1 GiB)
 #   scripts/bench-jobs.sh -Dbench.only=minmax-date-single \
 #       "-Dbench.jvmArgs=-XX:StartFlightRecording=filename=/tmp/job.jfr,settings=profile"

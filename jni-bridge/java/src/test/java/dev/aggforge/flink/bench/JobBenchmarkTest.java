@@ -130,11 +130,17 @@ class JobBenchmarkTest {
         boolean nativeOnly = Boolean.getBoolean("bench.nativeOnly");
         assertTrue(runs > 0, "bench.runs must be positive");
 
-        RunOptions single =
-                RunOptions.defaults().withParallelism(parallelism).withAggPhase("ONE_PHASE");
-        RunOptions two =
+        // Flink's default is pipeline.object-reuse=false; bench.objectReuse=true measures both
+        // engines without the per-record copies between chained operators.
+        RunOptions base =
                 RunOptions.defaults()
                         .withParallelism(parallelism)
+                        .withConfig(
+                                "pipeline.object-reuse",
+                                Boolean.toString(Boolean.getBoolean("bench.objectReuse")));
+        RunOptions single = base.withAggPhase("ONE_PHASE");
+        RunOptions two =
+                base
                         .withAggPhase("TWO_PHASE")
                         .withMiniBatch(miniBatch)
                         .withConfig("table.exec.mini-batch.allow-latency", "1 s");
