@@ -25,6 +25,7 @@ import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
+import dev.aggforge.flink.operator.NativeGroupAggOperator;
 import dev.aggforge.flink.parity.NativeParity.Compare;
 
 /** Stock Flink against aggforge on the semantic traps of docs/flink-semantics.md and plan shapes. */
@@ -120,6 +121,66 @@ class EdgeParityTest {
                 "SELECT SUBSTRING(v0, 1, 1) AS p, k, COUNT(*), SUM(v1), MAX(v0) FROM t"
                         + " GROUP BY SUBSTRING(v0, 1, 1), k",
                 t);
+    }
+
+    @Test
+    void nullOnlyGroups() throws Exception {
+        // Key 1 sees only NULL values, key 2 NULLs around values, key 3 one NULL.
+        InputTable t =
+                InputTable.of(
+                        "t",
+                        List.of(FIELD("k", INT()), FIELD("v", DECIMAL(20, 3)), FIELD("s", STRING())),
+                        Row.of(1, null, null),
+                        Row.of(2, null, "b"),
+                        Row.of(1, null, null),
+                        Row.of(2, new BigDecimal("1.500"), null),
+                        Row.of(3, null, null),
+                        Row.of(2, null, "a"),
+                        Row.of(1, null, null));
+        Changelog log =
+                NativeParity.assertParity(
+                        ONE,
+                        Compare.LINES,
+                        1,
+                        "SELECT k, MIN(v), MAX(s), COUNT(v), SUM(v), AVG(v), COUNT(*) FROM t GROUP BY k",
+                        t);
+        assertEquals("+I[1, null, null, 0, null, null, 1]", log.lines().get(0));
+    }
+
+    @Test
+    void oneKeyManyRows() throws Exception {
+        InputTable t = InputTable.generated("t", 5_000, 1, 1.0 / 9, 3, new BigIntType(), new DoubleType());
+        NativeParity.assertParity(
+                ONE.withMiniBatch(128).withAggPhase("ONE_PHASE"),
+                Compare.LINES,
+                1,
+                "SELECT k, MIN(v0), MAX(v1), SUM(v0), AVG(v1), COUNT(*) FROM t GROUP BY k",
+                t);
+    }
+
+    @Test
+    void manyKeysFewRowsEach() throws Exception {
+        InputTable t = InputTable.generated("t", 6_000, 4_000, 1.0 / 9, 4, new BigIntType(), new DoubleType());
+        NativeParity.assertParity(
+                ONE,
+                Compare.LINES,
+                1,
+                "SELECT k, MIN(v0), MAX(v1), SUM(v0), AVG(v1), COUNT(*) FROM t GROUP BY k",
+                t);
+    }
+
+    @Test
+    void emptyInputEmitsNothingOnBothEngines() throws Exception {
+        // Keys are 0..9: the filter passes no row, which the planner cannot know.
+        InputTable t = InputTable.generated("t", 1_000, 10, 0.1, 8, new DoubleType());
+        String sql = "SELECT k, MIN(v0), SUM(v0), COUNT(*) FROM t WHERE k < 0 GROUP BY k";
+        RunOptions hooked = NativeParity.withAggforge(ONE);
+        String plan = SqlHarness.explain(hooked, sql, t);
+        assertTrue(plan.contains("AggforgeGroupAggregate("), plan);
+        long opened = NativeGroupAggOperator.OPENED.get();
+        assertEquals(List.of(), SqlHarness.run(ONE, sql, t).lines());
+        assertEquals(List.of(), SqlHarness.run(hooked, sql, t).lines());
+        assertTrue(NativeGroupAggOperator.OPENED.get() > opened, "no native operator was opened");
     }
 
     @Test

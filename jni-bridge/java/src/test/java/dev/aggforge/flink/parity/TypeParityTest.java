@@ -6,11 +6,17 @@ import java.util.stream.Stream;
 
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.BooleanType;
+import org.apache.flink.table.types.logical.CharType;
 import org.apache.flink.table.types.logical.DateType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.DoubleType;
+import org.apache.flink.table.types.logical.FloatType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.SmallIntType;
+import org.apache.flink.table.types.logical.TimeType;
+import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.TinyIntType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -28,18 +34,30 @@ import dev.aggforge.flink.parity.NativeParity.Compare;
 class TypeParityTest {
 
     private static final LogicalType[] TYPES = {
+        new TinyIntType(),
+        new SmallIntType(),
         new IntType(),
         new BigIntType(),
+        new FloatType(),
         new DoubleType(),
         new DecimalType(10, 2),
         new DecimalType(38, 4),
         new DateType(),
+        new TimeType(3),
+        new TimestampType(3),
+        new TimestampType(9),
         new BooleanType(),
+        new CharType(5),
         new VarCharType(VarCharType.MAX_LENGTH),
     };
 
     private static boolean numeric(LogicalType type) {
-        return !(type instanceof DateType || type instanceof BooleanType || type instanceof VarCharType);
+        return !(type instanceof DateType
+                || type instanceof TimeType
+                || type instanceof TimestampType
+                || type instanceof BooleanType
+                || type instanceof CharType
+                || type instanceof VarCharType);
     }
 
     private static InputTable table(LogicalType type) {
