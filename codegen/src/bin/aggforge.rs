@@ -47,6 +47,9 @@ struct ExpandArgs {
     /// local, global; default single).
     #[arg(value_name = "FUNCTION [TYPE] [PHASE]", num_args = 1..=3, required = true)]
     words: Vec<String>,
+    /// Input mode of the specialization: insert_only or retracting.
+    #[arg(long, value_name = "MODE", default_value = "insert_only")]
+    input: String,
 }
 
 /// Filters of `aggforge list`.
@@ -176,7 +179,18 @@ fn expand(dir: &Path, args: &ExpandArgs) -> ExitCode {
             }
         },
     };
-    match aggforge_codegen::emit_rust::expand(&specs, function, ty, phase) {
+    let Some(input) = InputMode::parse(&args.input) else {
+        eprintln!(
+            "error: {}",
+            unknown_name(
+                "input mode",
+                &args.input,
+                INPUT_MODES.iter().map(|m| m.as_str())
+            )
+        );
+        return ExitCode::from(1);
+    };
+    match aggforge_codegen::emit_rust::expand(&specs, function, ty, phase, input) {
         Ok(code) => {
             print!("{code}");
             ExitCode::SUCCESS
