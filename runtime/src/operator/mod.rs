@@ -560,14 +560,29 @@ impl GroupAggOperator {
             .copied()
             .filter(|&g| (g as usize) < before && self.live[g as usize])
             .collect();
-        let prev = match self.evaluate_all(&first_live) {
-            Ok(prev) => prev,
+        // Pre-bundle results, and over retracting input the pre-bundle
+        // state too (for the rollback of `cut_bundle`).
+        let retracting = self.plan.input == InputMode::Retracting;
+        let kept = self.evaluate_all(&first_live).and_then(|prev| {
+            let saved = if retracting {
+                self.snapshot_for_rollback(&first_live)?
+            } else {
+                Vec::new()
+            };
+            Ok((prev, saved))
+        });
+        let (prev, saved) = match kept {
+            Ok(kept) => kept,
             Err(e) => {
                 self.undo_intern(before);
                 return Err(e);
             }
         };
-        let prev_bytes: usize = prev.iter().map(|a| a.get_array_memory_size()).sum();
+        let prev_bytes: usize = prev
+            .iter()
+            .chain(saved.iter().flatten())
+            .map(|a| a.get_array_memory_size())
+            .sum();
         self.reserve_after_intern(before, table_bytes, fresh.len(), (prev_bytes, 0), input)?;
         self.grow_groups();
         for &g in &fresh {
@@ -585,8 +600,10 @@ impl GroupAggOperator {
         for (chunks, p) in self.bundle.prev.iter_mut().zip(prev) {
             chunks.push(p);
         }
-        if self.plan.input == InputMode::Retracting {
-            self.save_for_rollback(&first_live)?;
+        if retracting {
+            for (chunks, columns) in self.bundle.saved.iter_mut().zip(saved) {
+                chunks.push(columns);
+            }
             return self.fold_accepted(input);
         }
         self.fold_rows(input)

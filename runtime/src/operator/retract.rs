@@ -100,14 +100,13 @@ impl GroupAggOperator {
         Ok(())
     }
 
-    /// Keeps the pre-bundle state of groups first touched now, for
-    /// [`GroupAggOperator::cut_bundle`].
-    pub(super) fn save_for_rollback(&mut self, first_live: &[u32]) -> Result<()> {
-        for (c, acc) in self.accs.iter().enumerate() {
-            let columns = acc.snapshot(first_live)?;
-            self.bundle.saved[c].push(columns);
-        }
-        Ok(())
+    /// The state columns of each accumulator for the groups first touched
+    /// now, kept in the bundle for [`GroupAggOperator::cut_bundle`].
+    pub(super) fn snapshot_for_rollback(&self, first_live: &[u32]) -> Result<Vec<Vec<ArrayRef>>> {
+        self.accs
+            .iter()
+            .map(|acc| acc.snapshot(first_live))
+            .collect()
     }
 
     /// Applies Flink's early end of `finishBundle`: returns how many slots
