@@ -147,3 +147,34 @@ fn sweeps_free_the_memory_of_expired_groups() {
     };
     assert_eq!(restored, 2);
 }
+
+#[test]
+fn a_rebuild_that_does_not_fit_the_budget_is_skipped() {
+    let keys: Vec<(i32, i64)> = (0..15_000).map(|k| (k, 1)).collect();
+    let mut probe = GroupAggOperator::new(sum_plan(Emission::Immediate, 1_000)).unwrap();
+    probe.set_time(0).unwrap();
+    for chunk in keys.chunks(1000) {
+        probe.process(&kv(chunk)).unwrap();
+    }
+    // A budget just above what 15,000 groups use: no room for a second copy.
+    let mut plan = sum_plan(Emission::Immediate, 1_000);
+    plan.memory_budget_bytes = probe.memory_used() + 64 * 1024;
+    let mut op = GroupAggOperator::new(plan).unwrap();
+    op.set_time(0).unwrap();
+    for chunk in keys[..10_000].chunks(1000) {
+        op.process(&kv(chunk)).unwrap();
+    }
+    op.set_time(600).unwrap();
+    for chunk in keys[10_000..].chunks(1000) {
+        op.process(&kv(chunk)).unwrap();
+    }
+    // The sweep at 1200 (half a TTL after the one at 600) clears the 10,000
+    // groups written at 0; the 5,000 written at 600 stay.
+    op.set_time(1_200).unwrap();
+    assert_eq!(op.num_groups(), 5_000);
+    assert_eq!(op.compactions_skipped(), 1);
+    assert_eq!(
+        opt_rows(op.process(&kv(&[(0, 1), (14_999, 1)])).unwrap()),
+        strs(&["+I[0, 1]", "-U[14999, 1]", "+U[14999, 2]"])
+    );
+}

@@ -4,7 +4,8 @@
 //! reads as absent (the next row is a first row, a retraction is dropped).
 //! Expired groups are cleared when read, by a sweep every half TTL, and
 //! the table is rebuilt without them once they outnumber the live ones, so
-//! memory follows the live state.
+//! memory follows the live state (a rebuild that does not fit the budget
+//! beside the current state is skipped).
 //!
 //! Time comes from the caller ([`GroupAggOperator::set_time`], the Flink
 //! operator's processing time at each batch hand-over and bundle flush),
@@ -25,6 +26,8 @@ pub(super) struct Retention {
     pub written: Vec<i64>,
     /// When the last sweep ran.
     pub swept_ms: i64,
+    /// Rebuilds skipped because they did not fit the budget.
+    pub compaction_skipped: u64,
 }
 
 /// Fewest expired groups worth rebuilding the table for.
@@ -48,6 +51,11 @@ impl GroupAggOperator {
             self.expire_idle()?;
         }
         Ok(())
+    }
+
+    /// Table rebuilds skipped because they did not fit the memory budget.
+    pub fn compactions_skipped(&self) -> u64 {
+        self.retention.compaction_skipped
     }
 
     fn expired(&self, g: usize, ttl: i64) -> bool {
@@ -104,7 +112,12 @@ impl GroupAggOperator {
         let live = self.num_groups();
         let dead = self.table.len() - live;
         if dead >= MIN_COMPACTION && dead > live {
-            self.compact()?;
+            // A rebuild that does not fit beside the current state within
+            // the budget is skipped: the expired groups are cleared either
+            // way, only their slots stay allocated until a later sweep.
+            if self.compact().is_err() {
+                self.retention.compaction_skipped += 1;
+            }
         }
         Ok(stale.len())
     }
@@ -124,14 +137,26 @@ impl GroupAggOperator {
         // The order snapshot() writes groups in, and restore() numbers them.
         order.sort_unstable();
         let payloads = self.snapshot()?;
-        let mut fresh = GroupAggOperator::new(self.plan.clone())?;
+        // The rebuilt state is built while the current one still exists:
+        // it gets what the budget has left.
+        let mut plan = self.plan.clone();
+        plan.memory_budget_bytes = self
+            .plan
+            .memory_budget_bytes
+            .saturating_sub(self.measure() + payloads.iter().map(|(_, p)| p.len()).sum::<usize>());
+        let mut fresh = GroupAggOperator::new(plan)?;
         fresh.retention.now_ms = self.retention.now_ms;
         fresh.retention.swept_ms = self.retention.swept_ms;
+        fresh.retention.compaction_skipped = self.retention.compaction_skipped;
         fresh.restore(&payloads)?;
         for (new, &(_, old)) in order.iter().enumerate() {
             fresh.retention.written[new] = self.retention.written[old as usize];
         }
         std::mem::swap(&mut fresh.order, &mut self.order);
+        fresh.plan = self.plan.clone();
+        fresh.budget = crate::memory::MemoryBudget::new(self.plan.memory_budget_bytes);
+        let used = fresh.measure();
+        fresh.budget.set_used(used);
         *self = fresh;
         Ok(())
     }
