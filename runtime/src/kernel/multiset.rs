@@ -10,6 +10,7 @@
 //! every key, negative ones included.
 
 use std::cmp::Ordering;
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -31,6 +32,13 @@ pub trait JavaOrd: Clone + fmt::Debug + Send + 'static {
     type Key: Ord + Clone + fmt::Debug + Send + 'static;
     /// The key of a value.
     fn key(&self) -> Self::Key;
+    /// The key of a value, taking it (no copy for keys that are the value).
+    fn into_key(self) -> Self::Key
+    where
+        Self: Sized,
+    {
+        self.key()
+    }
     /// The value of a key.
     fn from_key(key: &Self::Key) -> Self;
 }
@@ -42,6 +50,10 @@ macro_rules! java_ord_identity {
             #[inline]
             fn key(&self) -> $t {
                 self.clone()
+            }
+            #[inline]
+            fn into_key(self) -> $t {
+                self
             }
             #[inline]
             fn from_key(key: &$t) -> $t {
@@ -238,30 +250,49 @@ where
         if take {
             group.extreme = Some(key.clone());
         }
-        let count = group.map.get(&key).copied().unwrap_or(0) + 1;
-        if count == 0 {
-            group.map.remove(&key);
-        } else {
-            group.map.insert(key, count);
-        }
+        // One tree walk: count + 1, an entry at 0 (from -1) removed.
+        let count = match group.map.entry(key) {
+            Entry::Vacant(slot) => {
+                slot.insert(1);
+                1
+            }
+            Entry::Occupied(mut slot) => {
+                let count = *slot.get() + 1;
+                if count == 0 {
+                    slot.remove();
+                } else {
+                    *slot.get_mut() = count;
+                }
+                count
+            }
+        };
         if count == 1 {
             group.map_size += 1;
         }
     }
 
     fn retract(group: &mut Group<Key<R>>, key: Key<R>) {
-        let count = group.map.get(&key).copied().unwrap_or(0) - 1;
-        if count != 0 {
-            group.map.insert(key, count);
-            return;
-        }
-        group.map.remove(&key);
+        // One tree walk: count - 1; a non-zero count (negative too) is kept.
+        let removed = match group.map.entry(key) {
+            Entry::Vacant(slot) => {
+                slot.insert(-1);
+                return;
+            }
+            Entry::Occupied(mut slot) => {
+                let count = *slot.get() - 1;
+                if count != 0 {
+                    *slot.get_mut() = count;
+                    return;
+                }
+                slot.remove_entry().0
+            }
+        };
         group.map_size -= 1;
         if group.map_size == 0 {
             group.extreme = None;
             return;
         }
-        if group.extreme.as_ref() == Some(&key) {
+        if group.extreme.as_ref() == Some(&removed) {
             // Every key counts, negative ones too, as Flink iterates them all.
             let next = if R::MIN {
                 group.map.keys().next()
@@ -306,7 +337,7 @@ where
     ) {
         let mut value = Owned::<R>::default();
         R::Val::store(&mut value, R::Val::get(column, i));
-        let key = value.key();
+        let key = value.into_key();
         let group = &mut self.groups[g];
         if kinds.is_some_and(|k| super::is_retract(k[i])) {
             Self::retract(group, key);
@@ -473,7 +504,7 @@ where
             for e in offsets[i] as usize..offsets[i + 1] as usize {
                 let mut value = Owned::<R>::default();
                 R::Val::store(&mut value, R::Val::get(&keys, e));
-                group.map.insert(value.key(), counts.value(e));
+                group.map.insert(value.into_key(), counts.value(e));
             }
             self.groups[g] = group;
         }
