@@ -1028,7 +1028,7 @@ fn counted_template(
 
             fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
                 #bind
-                self.state.update_traced(values, &rows, groups.ids(), kinds, changed, &self.arg_type)
+                self.state.update_traced(values, &rows, groups.ids(), kinds, changed, &self.arg_type, Self::NAME)
             }
 
             fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {

@@ -258,32 +258,21 @@ impl<R: AvgRule> AvgState<R> {
         result_type: &DataType,
         name: &str,
     ) -> Result<ArrayRef> {
-        if changed.len() < rows.len() {
-            return Err(AggError::Input(format!(
-                "{name}: changed flags hold {} rows, batch has {}",
-                changed.len(),
-                rows.len()
-            )));
-        }
-        let mut out = Vec::with_capacity(rows.len());
-        let mut out_valid = Vec::with_capacity(rows.len());
-        for (i, &g) in group_ids[..rows.len()].iter().enumerate() {
-            let g = g as usize;
-            let before = self.result(g, scales);
-            if rows.selected(i) {
-                self.fold_row(&column, i, g, kinds.and_then(|k| k.get(i)));
-            }
-            let after = self.result(g, scales);
-            let same = match (&before, &after) {
-                (Some(a), Some(b)) => R::same(R::Out::view(a), R::Out::view(b)),
-                (None, None) => true,
-                _ => false,
-            };
-            changed[i] |= !same;
-            out_valid.push(after.is_some());
-            out.push(after.unwrap_or_default());
-        }
-        R::Out::build(out, out_valid, result_type)
+        super::trace_rows::<R::Out>(
+            rows,
+            group_ids,
+            changed,
+            name,
+            result_type,
+            R::same,
+            |i, g, selected| {
+                let before = self.result(g, scales);
+                if selected {
+                    self.fold_row(&column, i, g, kinds.and_then(|k| k.get(i)));
+                }
+                (before, self.result(g, scales))
+            },
+        )
     }
 
     /// Merges partial columns `[sum, count]`.

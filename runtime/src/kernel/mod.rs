@@ -119,6 +119,45 @@ pub fn mark_changed_with<B: Binding>(
     Ok(())
 }
 
+/// A traced fold (immediate emission): `step(i, g, selected)` reads group
+/// `g`'s result, folds row `i` if it is selected, and reads the result
+/// again. Returns the result after each row as a column of binding `B` and
+/// sets `changed[i]` where the row changed it under `same` (NULL equals
+/// NULL); never clears a flag.
+#[allow(clippy::type_complexity)]
+pub(crate) fn trace_rows<B: Binding>(
+    rows: &Rows,
+    group_ids: &[u32],
+    changed: &mut [bool],
+    name: &str,
+    result_type: &DataType,
+    same: impl Fn(B::Ref<'_>, B::Ref<'_>) -> bool,
+    mut step: impl FnMut(usize, usize, bool) -> (Option<B::Owned>, Option<B::Owned>),
+) -> Result<ArrayRef> {
+    if changed.len() < rows.len() || group_ids.len() < rows.len() {
+        return Err(AggError::Input(format!(
+            "{name}: changed flags hold {} rows, group ids {}, batch has {}",
+            changed.len(),
+            group_ids.len(),
+            rows.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    let mut out_valid = Vec::with_capacity(rows.len());
+    for (i, &g) in group_ids[..rows.len()].iter().enumerate() {
+        let (before, after) = step(i, g as usize, rows.selected(i));
+        let unchanged = match (&before, &after) {
+            (Some(a), Some(b)) => same(B::view(a), B::view(b)),
+            (None, None) => true,
+            _ => false,
+        };
+        changed[i] |= !unchanged;
+        out_valid.push(after.is_some());
+        out.push(after.unwrap_or_default());
+    }
+    B::build(out, out_valid, result_type)
+}
+
 /// Group ids checked against a number of groups: every id is below
 /// [`GroupIds::num_groups`]. Only [`check_groups`] builds one, so the update
 /// kernels may index state without bounds checks once they have seen that

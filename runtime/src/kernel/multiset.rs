@@ -348,6 +348,7 @@ where
 
     /// Folds like [`CountedExtremes::update`] and returns each row's result
     /// right after it, setting `changed` where it differs from before.
+    #[allow(clippy::too_many_arguments)]
     pub fn update_traced(
         &mut self,
         column: <R::Val as Binding>::Reader<'_>,
@@ -356,28 +357,23 @@ where
         kinds: Option<&[i8]>,
         changed: &mut [bool],
         result_type: &DataType,
+        name: &str,
     ) -> Result<ArrayRef> {
-        if changed.len() < rows.len() {
-            return Err(AggError::Input(format!(
-                "changed flags hold {} rows, batch has {}",
-                changed.len(),
-                rows.len()
-            )));
-        }
-        let mut out = Vec::with_capacity(rows.len());
-        let mut valid = Vec::with_capacity(rows.len());
-        for (i, &g) in group_ids[..rows.len()].iter().enumerate() {
-            let g = g as usize;
-            let before = Self::result(&self.groups[g]);
-            if rows.selected(i) {
-                self.fold_row(&column, i, g, kinds);
-            }
-            let after = Self::result(&self.groups[g]);
-            changed[i] |= !same_result::<R>(&before, &after);
-            valid.push(after.is_some());
-            out.push(after.unwrap_or_default());
-        }
-        R::Val::build(out, valid, result_type)
+        super::trace_rows::<R::Val>(
+            rows,
+            group_ids,
+            changed,
+            name,
+            result_type,
+            R::same,
+            |i, g, selected| {
+                let before = Self::result(&self.groups[g]);
+                if selected {
+                    self.fold_row(&column, i, g, kinds);
+                }
+                (before, Self::result(&self.groups[g]))
+            },
+        )
     }
 
     /// The results of the listed groups.
@@ -519,14 +515,6 @@ where
         name: &str,
     ) -> Result<()> {
         super::mark_changed_with::<R::Val>(before, after, changed, name, R::same)
-    }
-}
-
-fn same_result<R: MultisetRule>(a: &Option<Owned<R>>, b: &Option<Owned<R>>) -> bool {
-    match (a, b) {
-        (Some(x), Some(y)) => R::same(R::Val::view(x), R::Val::view(y)),
-        (None, None) => true,
-        _ => false,
     }
 }
 

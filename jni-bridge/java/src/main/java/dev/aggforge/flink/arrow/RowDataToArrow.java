@@ -200,11 +200,11 @@ public final class RowDataToArrow implements AutoCloseable {
             case SMALLINT:
                 return new SmallIntWriter(pos, (SmallIntVector) vector);
             case INTEGER:
-                return new IntWriter(pos, (IntVector) vector);
+                return new Int32Writer(pos, (IntVector) vector);
             case DATE:
-                return new DateWriter(pos, (DateDayVector) vector);
+                return new Int32Writer(pos, (DateDayVector) vector);
             case TIME_WITHOUT_TIME_ZONE:
-                return new TimeWriter(pos, (TimeMilliVector) vector);
+                return new Int32Writer(pos, (TimeMilliVector) vector);
             case BIGINT:
                 return new BigIntWriter(pos, (BigIntVector) vector);
             case FLOAT:
@@ -315,36 +315,9 @@ public final class RowDataToArrow implements AutoCloseable {
         }
     }
 
-    private static final class IntWriter extends FixedWidthWriter {
-        IntWriter(int pos, IntVector vector) {
-            super(pos, vector);
-        }
-
-        @Override
-        void write(RowData row, int index) {
-            if (!row.isNullAt(pos)) {
-                MemoryUtil.putInt(data + 4L * index, row.getInt(pos));
-                setValid(index);
-            }
-        }
-    }
-
-    private static final class DateWriter extends FixedWidthWriter {
-        DateWriter(int pos, DateDayVector vector) {
-            super(pos, vector);
-        }
-
-        @Override
-        void write(RowData row, int index) {
-            if (!row.isNullAt(pos)) {
-                MemoryUtil.putInt(data + 4L * index, row.getInt(pos));
-                setValid(index);
-            }
-        }
-    }
-
-    private static final class TimeWriter extends FixedWidthWriter {
-        TimeWriter(int pos, TimeMilliVector vector) {
+    /** INT, DATE (epoch days) and TIME (millis of day): Flink's int slot as a 32-bit value. */
+    private static final class Int32Writer extends FixedWidthWriter {
+        Int32Writer(int pos, BaseFixedWidthVector vector) {
             super(pos, vector);
         }
 
