@@ -28,6 +28,13 @@ pub fn admit(plan_json: &str) -> String {
     }
 }
 
+/// The least memory budget that holds one batch of `batch_rows` rows of
+/// the plan (see [`GroupAggOperator::min_budget_bytes`]).
+pub fn minimum_budget(plan_json: &str, batch_rows: usize) -> BridgeResult<usize> {
+    let plan = AggPlan::from_json(plan_json)?;
+    Ok(GroupAggOperator::new(plan)?.min_budget_bytes(batch_rows))
+}
+
 /// Creates an operator for the plan; returns its handle.
 pub fn create(plan_json: &str) -> BridgeResult<u64> {
     let plan = AggPlan::from_json(plan_json)?;
@@ -202,6 +209,34 @@ mod tests {
         (0..batch.num_rows())
             .map(|i| (kind.value(i), k.value(i), v.value(i)))
             .collect()
+    }
+
+    #[test]
+    fn less_than_the_minimum_budget_cannot_hold_one_batch_of_distinct_keys() {
+        let rows = 1024;
+        let minimum = minimum_budget(&plan("immediate"), rows).unwrap();
+        assert!(
+            minimum >= rows * 8,
+            "{minimum} bytes cannot hold {rows} BIGINT sums"
+        );
+        let keys: Vec<i32> = (0..rows as i32).collect();
+        let values: Vec<i64> = (0..rows as i64).collect();
+        let with_budget = |budget: usize| {
+            plan("immediate").replace(
+                "\"memory_budget_bytes\":1048576",
+                &format!("\"memory_budget_bytes\":{budget}"),
+            )
+        };
+        // A lower bound: below it the batch fails; the operator reserves up
+        // to about 4x (vectors grow by doubling, the table keeps half its
+        // slots free).
+        let enough = create(&with_budget(5 * minimum)).unwrap();
+        assert!(run(enough, batch(keys.clone(), values.clone())).is_ok());
+        close(enough).unwrap();
+        let short = create(&with_budget(minimum - 1)).unwrap();
+        let refused = run(short, batch(keys, values)).unwrap_err();
+        assert!(refused.to_string().contains("memory budget"), "{refused}");
+        close(short).unwrap();
     }
 
     #[test]

@@ -50,6 +50,23 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_admit<'
     })
 }
 
+/// `static native long minimumBudget(String planJson, int batchRows)`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_minimumBudget<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    plan: JString<'l>,
+    batch_rows: jint,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let plan = read_string(env, &plan, "the plan")?;
+        let rows = usize::try_from(batch_rows)
+            .map_err(|_| BridgeError::Ffi(format!("batch rows {batch_rows} is negative")))?;
+        let bytes = aggregate::minimum_budget(&plan, rows)?;
+        Ok(jlong::try_from(bytes).unwrap_or(jlong::MAX))
+    })
+}
+
 /// `static native long create(String planJson)`.
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_create<'l>(

@@ -18,6 +18,7 @@
 //! Every public method either succeeds or leaves the operator's state as
 //! it was (bad input, memory budget, snapshot errors).
 
+mod budget;
 mod bundle;
 mod changelog;
 mod input;
@@ -315,13 +316,8 @@ impl GroupAggOperator {
     /// An upper bound of the bytes state grows by when `new_groups` groups
     /// are added and `input` is folded in, beyond the table's own growth.
     fn growth_bound(&self, new_groups: usize, new_slots: usize, input: &[Vec<ArrayRef>]) -> usize {
-        let per_group: usize = self.accs.iter().map(|a| a.bytes_per_group()).sum::<usize>() + 5;
-        let per_slot: usize = self
-            .bundle_accs
-            .iter()
-            .map(|a| a.bytes_per_group())
-            .sum::<usize>()
-            + 8;
+        let per_group = self.bytes_per_new_group();
+        let per_slot = self.bytes_per_new_slot();
         let var_bytes: usize = input
             .iter()
             .flatten()

@@ -45,6 +45,12 @@ public final class ArrowAggregate implements AutoCloseable {
         return NativeAggregate.admit(planJson);
     }
 
+    /** See {@link NativeAggregate#minimumBudget}. */
+    public static long minimumBudget(String planJson, int batchRows) {
+        NativeAggregate.ensureLoaded();
+        return NativeAggregate.minimumBudget(planJson, batchRows);
+    }
+
     /** Whether an {@link #admit} answer admits the plan. */
     public static boolean isAdmitted(String answer) {
         return answer.startsWith("admitted: ");

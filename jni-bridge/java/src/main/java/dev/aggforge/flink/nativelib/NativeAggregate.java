@@ -74,4 +74,10 @@ public final class NativeAggregate {
 
     /** The key group named in the header of a {@link #snapshot} payload. */
     public static native int keyGroupOf(byte[] payload);
+
+    /**
+     * The least memory budget (bytes) that holds one batch of {@code batchRows} rows of the plan
+     * when every row starts a new group.
+     */
+    public static native long minimumBudget(String planJson, int batchRows);
 }

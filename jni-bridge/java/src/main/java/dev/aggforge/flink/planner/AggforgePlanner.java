@@ -4,12 +4,14 @@ import java.util.Optional;
 
 import org.apache.flink.table.api.PlannerConfig;
 import org.apache.flink.table.api.TableConfig;
-import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.planner.calcite.CalciteConfig;
 import org.apache.flink.table.planner.calcite.CalciteConfig$;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkChainedProgram;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
+
+import dev.aggforge.flink.bootstrap.PlannerBootstrap;
+import dev.aggforge.flink.bootstrap.PlannerHook;
 
 /**
  * Installs aggforge's step into Flink's stream optimizer.
@@ -21,9 +23,9 @@ import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContex
  * replaces the stock one. The hook uses exactly that: it sets a program that runs Flink's own
  * optimization ({@link StockStreamProgram}) and then {@link AggforgeRewriteProgram}.
  *
- * <p>Two ways in: {@link #install(TableEnvironment)} from Java, or the SQL statement {@code LOAD
- * MODULE aggforge} (see {@link AggforgeModuleFactory}), which works in the SQL client and
- * gateway. {@link AggforgeOptions#ENABLED} switches the rewrite per statement.
+ * <p>Runs on the planner side (see {@code PlannerExtensionLoader}): {@link PlannerBootstrap}
+ * calls {@link #install(TableConfig)} for every planner Flink creates.
+ * {@code table.exec.aggforge.enabled} switches the rewrite per statement.
  */
 public final class AggforgePlanner {
 
@@ -34,11 +36,6 @@ public final class AggforgePlanner {
     public static final String STOCK_PROGRAM = "aggforge_flink_stream_program";
 
     private AggforgePlanner() {}
-
-    /** Installs the hook on {@code tableEnv} (idempotent) and returns its rewrite step. */
-    public static AggforgeRewriteProgram install(TableEnvironment tableEnv) {
-        return install(tableEnv.getConfig());
-    }
 
     /** Installs the hook on {@code config} (idempotent) and returns its rewrite step. */
     public static synchronized AggforgeRewriteProgram install(TableConfig config) {
@@ -56,6 +53,11 @@ public final class AggforgePlanner {
         config.setPlannerConfig(
                 CalciteConfig$.MODULE$.createBuilder(calcite).replaceStreamProgram(program).build());
         return rewrite;
+    }
+
+    /** The rewrite step installed on {@code config}, or null (for {@link PlannerBootstrap}). */
+    public static PlannerHook installedHook(TableConfig config) {
+        return installed(config).orElse(null);
     }
 
     /** The rewrite step installed on {@code config}, if any. */

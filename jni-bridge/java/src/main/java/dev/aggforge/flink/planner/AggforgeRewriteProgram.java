@@ -10,23 +10,30 @@ import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
-import org.apache.flink.table.planner.utils.ShortcutUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.aggforge.flink.operator.NativeRewrite;
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.bootstrap.PlannerHook;
+import dev.aggforge.flink.plan.AggregateDescriptor;
+import dev.aggforge.flink.plan.Preflight;
+import dev.aggforge.flink.planner.nodes.AggforgeDecision;
+import dev.aggforge.flink.planner.nodes.NativeRewrite;
 
 /**
  * The aggforge step of the stream optimizer, run after all of Flink's own programs on the
- * optimized physical plan. With {@link AggforgeOptions#ENABLED} on, it visits every group
- * aggregate (single, local and global phase), extracts its {@link AggregateDescriptor}, records
- * and logs it, and asks {@link #replaceWithNativeOperator} for the node to put in its place.
+ * optimized physical plan. With {@link AggforgeOptions#ENABLED} on, it checks the configuration
+ * ({@link Preflight}), then visits every group aggregate (single, local and global phase),
+ * extracts its {@link AggregateDescriptor}, records and logs it, decides whether it runs natively
+ * and puts the node carrying that decision in its place (EXPLAIN shows the specializations, or
+ * why the aggregate stays on Flink).
  *
  * <p>One instance is installed per TableConfig by {@link AggforgePlanner}; it is shared by every
  * optimization of that environment (EXPLAIN, executeSql, toChangelogStream, ...), each of which
  * records its descriptors again.
  */
-public final class AggforgeRewriteProgram implements FlinkOptimizeProgram<StreamOptimizeContext> {
+public final class AggforgeRewriteProgram
+        implements FlinkOptimizeProgram<StreamOptimizeContext>, PlannerHook {
 
     private static final Logger LOG = LoggerFactory.getLogger(AggforgeRewriteProgram.class);
 
@@ -35,18 +42,19 @@ public final class AggforgeRewriteProgram implements FlinkOptimizeProgram<Stream
     @Override
     public RelNode optimize(RelNode root, StreamOptimizeContext context) {
         TableConfig config = context.getTableConfig();
-        if (!config.get(AggforgeOptions.ENABLED)) {
+        if (!Preflight.enabled(config)) {
             return root;
         }
+        Preflight.check(config);
         return rewrite(root, config);
     }
 
-    /** Descriptors recorded so far, in plan order (inputs before consumers). */
+    @Override
     public List<AggregateDescriptor> descriptors() {
         return new ArrayList<>(recorded);
     }
 
-    /** Forgets the recorded descriptors. */
+    @Override
     public void clearDescriptors() {
         recorded.clear();
     }
@@ -66,34 +74,19 @@ public final class AggforgeRewriteProgram implements FlinkOptimizeProgram<Stream
         }
         AggregateDescriptor described = descriptor.get();
         recorded.add(described);
-        if (described.supportedByJavaSide()) {
-            LOG.info("aggforge: group aggregate described:\n{}", described.toText());
+        StreamPhysicalGroupAggregateBase aggregate = (StreamPhysicalGroupAggregateBase) current;
+        AggforgeDecision decision = NativeRewrite.decide(aggregate, described, config);
+        if (decision.isNative()) {
+            LOG.info(
+                    "aggforge: group aggregate runs natively ({}):\n{}",
+                    decision.explain(),
+                    described.toText());
         } else {
             LOG.info(
                     "aggforge: group aggregate stays on Flink ({}):\n{}",
-                    described.unsupported(),
+                    decision.reason(),
                     described.toText());
-            return current;
         }
-        return replaceWithNativeOperator((StreamPhysicalGroupAggregateBase) current, described);
-    }
-
-    /**
-     * <b>The replacement point.</b> Returns the physical node that runs {@code node}'s aggregate:
-     * when the native runtime admits the descriptor's plan, a subclass of the node's class (same
-     * traits, row type and input, so the rest of the plan stays valid) that EXPLAIN shows as
-     * {@code Aggforge...GroupAggregate(..., aggforge=[specializations])} and whose exec node runs
-     * {@link dev.aggforge.flink.operator.NativeGroupAggOperator}; otherwise {@code node} itself,
-     * with the reason logged.
-     */
-    RelNode replaceWithNativeOperator(StreamPhysicalGroupAggregateBase node, AggregateDescriptor descriptor) {
-        NativeRewrite.Outcome outcome =
-                NativeRewrite.replace(node, descriptor, ShortcutUtils.unwrapTableConfig(node));
-        if (outcome.replaced()) {
-            LOG.info("aggforge: group aggregate runs natively ({})", outcome.admission());
-            return outcome.replacement();
-        }
-        LOG.info("aggforge: group aggregate stays on Flink ({})", outcome.reason());
-        return node;
+        return NativeRewrite.replace(aggregate, decision);
     }
 }

@@ -28,6 +28,7 @@ import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 
 import dev.aggforge.flink.arrow.ArrowTypes;
+import dev.aggforge.flink.plan.AggregateDescriptor;
 
 /**
  * Extracts an {@link AggregateDescriptor} from Flink's optimized stream physical group-aggregate

@@ -31,9 +31,8 @@ import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
-import dev.aggforge.flink.operator.NativeOperatorOptions;
-import dev.aggforge.flink.planner.AggforgeOptions;
-import dev.aggforge.flink.planner.AggforgePlanner;
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.AggforgeOptions;
 
 /**
  * Complete-job benchmark matrix ({@code scripts/bench-jobs.sh}): for each workload the same Flink
@@ -263,8 +262,7 @@ class JobBenchmarkTest {
     private static RunOptions withAggforge(RunOptions options) {
         RunOptions hooked =
                 options.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                        .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
-                        .withSetup(AggforgePlanner::install);
+                        .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true");
         String budget = System.getProperty("bench.memoryBudget");
         return budget == null ? hooked : hooked.withConfig(AggforgeOptions.MEMORY_BUDGET.key(), budget);
     }

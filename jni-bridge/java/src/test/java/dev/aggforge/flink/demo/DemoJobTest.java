@@ -28,9 +28,8 @@ import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
-import dev.aggforge.flink.operator.NativeOperatorOptions;
-import dev.aggforge.flink.planner.AggforgeOptions;
-import dev.aggforge.flink.planner.AggforgePlanner;
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.AggforgeOptions;
 
 /**
  * The main demo ({@code scripts/demo.sh}): one Flink SQL job over generated data on an embedded
@@ -203,8 +202,7 @@ class DemoJobTest {
     /** {@code options} with the aggforge planner hook installed and enabled. */
     private static RunOptions withAggforge(RunOptions options) {
         return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
-                .withSetup(AggforgePlanner::install);
+                .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true");
     }
 
     /** An environment with {@code src} registered and {@code t} defined over it. */

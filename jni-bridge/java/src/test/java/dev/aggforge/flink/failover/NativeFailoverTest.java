@@ -26,9 +26,8 @@ import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
-import dev.aggforge.flink.operator.NativeOperatorOptions;
-import dev.aggforge.flink.planner.AggforgeOptions;
-import dev.aggforge.flink.planner.AggforgePlanner;
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.AggforgeOptions;
 
 /**
  * End-to-end checkpoint tests of the native group aggregates on a real MiniCluster: a job that
@@ -305,8 +304,7 @@ class NativeFailoverTest {
 
     private static RunOptions withAggforge(RunOptions options) {
         return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
-                .withSetup(AggforgePlanner::install);
+                .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true");
     }
 
     /** EXPLAIN names {@code operators} native aggregates and no stock one. */

@@ -16,7 +16,6 @@ import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
@@ -24,7 +23,6 @@ import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import dev.aggforge.flink.nativelib.ArrowAggregate;
@@ -73,10 +71,7 @@ class NativeGroupAggOperatorTest {
     private static KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> harness(
             NativeOperatorSpec spec, int parallelism, int subtask) throws Exception {
         RowDataKeySelector selector =
-                KeySelectorUtil.getRowDataSelector(
-                        NativeGroupAggOperatorTest.class.getClassLoader(),
-                        new int[] {0},
-                        InternalTypeInfo.of(INPUT));
+                new FirstIntKeySelector();
         KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> harness =
                 new KeyedOneInputStreamOperatorTestHarness<>(
                         new NativeGroupAggOperator(spec),
@@ -253,10 +248,7 @@ class NativeGroupAggOperatorTest {
     private static boolean runtimeKeyGroupsAreFlinks() throws Exception {
         NativeOperatorSpec spec = spec(NativeOperatorSpec.Mode.IMMEDIATE, 0, 1);
         RowDataKeySelector selector =
-                KeySelectorUtil.getRowDataSelector(
-                        NativeGroupAggOperatorTest.class.getClassLoader(),
-                        new int[] {0},
-                        InternalTypeInfo.of(INPUT));
+                new FirstIntKeySelector();
         try (var allocator = new org.apache.arrow.memory.RootAllocator();
                 var transposer =
                         new dev.aggforge.flink.arrow.RowDataToArrow(
@@ -276,9 +268,8 @@ class NativeGroupAggOperatorTest {
 
     @Test
     void rescalingSplitsStateByKeyGroup() throws Exception {
-        Assumptions.assumeTrue(
-                runtimeKeyGroupsAreFlinks(),
-                "the runtime's snapshot key groups are not Flink's yet (stand-in key hash)");
+        assertTrue(
+                runtimeKeyGroupsAreFlinks(), "the runtime's snapshot key groups are not Flink's");
         NativeOperatorSpec spec = spec(NativeOperatorSpec.Mode.IMMEDIATE, 0, 16);
         OperatorSubtaskState state;
         try (var h = harness(spec, 1, 0)) {
@@ -288,10 +279,7 @@ class NativeGroupAggOperatorTest {
             state = h.snapshot(1, 1);
         }
         RowDataKeySelector selector =
-                KeySelectorUtil.getRowDataSelector(
-                        NativeGroupAggOperatorTest.class.getClassLoader(),
-                        new int[] {0},
-                        InternalTypeInfo.of(INPUT));
+                new FirstIntKeySelector();
         Map<Integer, List<StreamRecord<RowData>>> bySubtask = new HashMap<>();
         for (StreamRecord<RowData> r : rows(150, 300)) {
             int subtask =

@@ -8,9 +8,8 @@ import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
-import dev.aggforge.flink.operator.NativeOperatorOptions;
-import dev.aggforge.flink.planner.AggforgeOptions;
-import dev.aggforge.flink.planner.AggforgePlanner;
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.AggforgeOptions;
 
 /** Runs a query on stock Flink and with aggforge installed, and compares. */
 final class NativeParity {
@@ -20,8 +19,7 @@ final class NativeParity {
     /** {@code options} with the aggforge hook installed (bundled modes on). */
     static RunOptions withAggforge(RunOptions options) {
         return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                .withConfig(NativeOperatorOptions.BUNDLED_ENABLED.key(), "true")
-                .withSetup(AggforgePlanner::install);
+                .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true");
     }
 
     /** How the two changelogs must agree. */

@@ -1,4 +1,4 @@
-package dev.aggforge.flink.planner;
+package dev.aggforge.flink.bootstrap;
 
 import java.util.Set;
 
@@ -9,11 +9,10 @@ import org.apache.flink.table.factories.ModuleFactory;
 import org.apache.flink.table.module.Module;
 
 /**
- * {@code LOAD MODULE aggforge}: the SQL way to install the hook (SQL client, SQL gateway, or
- * {@code executeSql}), for users who cannot call {@link AggforgePlanner#install}. Flink hands the
- * environment's {@link TableConfig} to module factories as their configuration; this factory
- * installs the hook on it. The module itself provides no functions. Unloading the module does not
- * uninstall the hook; set {@code table.exec.aggforge.enabled} to false instead.
+ * {@code LOAD MODULE aggforge}: installs the hook from SQL where the jar is not in {@code lib/}
+ * with the planner loader (e.g. {@code ADD JAR} on a class path with {@code
+ * flink-table-planner_2.12}). With the jar in {@code lib/} the hook is already there and this is
+ * a no-op. The module provides no functions; {@code table.exec.aggforge.enabled} still decides.
  */
 public final class AggforgeModuleFactory implements ModuleFactory {
 
@@ -42,7 +41,7 @@ public final class AggforgeModuleFactory implements ModuleFactory {
                     "LOAD MODULE aggforge must run in a TableEnvironment (it installs a planner"
                             + " step on the environment's TableConfig)");
         }
-        AggforgePlanner.install((TableConfig) context.getConfiguration());
+        Aggforge.install((TableConfig) context.getConfiguration());
         return new AggforgeModule();
     }
 

@@ -1,4 +1,4 @@
-package dev.aggforge.flink.planner;
+package dev.aggforge.flink.bootstrap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -14,16 +14,22 @@ import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.DateType;
 import org.junit.jupiter.api.Test;
 
+import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
-import dev.aggforge.flink.planner.AggregateDescriptor.Call;
-import dev.aggforge.flink.planner.AggregateDescriptor.Emission;
-import dev.aggforge.flink.planner.AggregateDescriptor.InputMode;
-import dev.aggforge.flink.planner.AggregateDescriptor.Phase;
+import dev.aggforge.flink.plan.AggregateDescriptor;
+import dev.aggforge.flink.plan.AggregateDescriptor.Call;
+import dev.aggforge.flink.plan.AggregateDescriptor.Emission;
+import dev.aggforge.flink.plan.AggregateDescriptor.InputMode;
+import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
 
-/** The planner hook on real Flink 2.2 plans: descriptors extracted, results unchanged. */
+/**
+ * The planner hook on real Flink plans, installed the drop-in way (the test class path has
+ * flink-table-planner-loader, as a distribution's lib/ does): descriptors extracted, results
+ * unchanged, reasons shown in EXPLAIN.
+ */
 class PlannerHookTest {
 
     private static final InputTable T =
@@ -32,14 +38,14 @@ class PlannerHookTest {
     private static final String SQL =
             "SELECT k, MIN(v0), MAX(v0), COUNT(*), SUM(v1), AVG(v1) FROM t GROUP BY k";
 
-    /** Options that install the hook with the option on, capturing the rewrite step. */
-    private static RunOptions hooked(RunOptions base, AtomicReference<AggforgeRewriteProgram> hook) {
+    /** Options with aggforge on, capturing the hook every environment has. */
+    private static RunOptions hooked(RunOptions base, AtomicReference<PlannerHook> hook) {
         return base.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                .withSetup(tEnv -> hook.set(AggforgePlanner.install(tEnv)));
+                .withSetup(tEnv -> hook.set(Aggforge.hook(tEnv).orElseThrow()));
     }
 
     /** The descriptors of the last optimization (the plan that ran). */
-    private static List<AggregateDescriptor> last(AggforgeRewriteProgram hook, int count) {
+    private static List<AggregateDescriptor> last(PlannerHook hook, int count) {
         List<AggregateDescriptor> all = hook.descriptors();
         assertTrue(all.size() >= count, all.size() + " descriptors");
         return all.subList(all.size() - count, all.size());
@@ -55,7 +61,7 @@ class PlannerHookTest {
 
     @Test
     void singlePhaseImmediateIsDescribedAndResultsAreUnchanged() throws Exception {
-        AtomicReference<AggforgeRewriteProgram> hook = new AtomicReference<>();
+        AtomicReference<PlannerHook> hook = new AtomicReference<>();
         RunOptions stock = RunOptions.defaults();
         Changelog expected = SqlHarness.run(stock, SQL, T);
         Changelog hooked = SqlHarness.run(hooked(stock, hook), SQL, T);
@@ -80,7 +86,7 @@ class PlannerHookTest {
 
     @Test
     void upsertSinkAndStateTtlReachTheDescriptor() throws Exception {
-        AtomicReference<AggforgeRewriteProgram> hook = new AtomicReference<>();
+        AtomicReference<PlannerHook> hook = new AtomicReference<>();
         RunOptions options =
                 RunOptions.defaults().withUpdateBefore(false).withStateTtl(Duration.ofMinutes(5));
         SqlHarness.run(hooked(options, hook), SQL, T);
@@ -91,7 +97,7 @@ class PlannerHookTest {
 
     @Test
     void singlePhaseMiniBatchIsDescribed() throws Exception {
-        AtomicReference<AggforgeRewriteProgram> hook = new AtomicReference<>();
+        AtomicReference<PlannerHook> hook = new AtomicReference<>();
         RunOptions options = RunOptions.defaults().withMiniBatch(256).withAggPhase("ONE_PHASE");
         Changelog expected = SqlHarness.run(options, SQL, T);
         assertEquals(expected.lines(), SqlHarness.run(hooked(options, hook), SQL, T).lines());
@@ -104,7 +110,7 @@ class PlannerHookTest {
 
     @Test
     void twoPhaseMiniBatchIsDescribedWithPartialColumns() throws Exception {
-        AtomicReference<AggforgeRewriteProgram> hook = new AtomicReference<>();
+        AtomicReference<PlannerHook> hook = new AtomicReference<>();
         RunOptions options = RunOptions.defaults().withMiniBatch(100).withAggPhase("TWO_PHASE");
         Changelog expected = SqlHarness.run(options, SQL, T);
         assertEquals(expected.lines(), SqlHarness.run(hooked(options, hook), SQL, T).lines());
@@ -144,7 +150,7 @@ class PlannerHookTest {
         String nested =
                 "SELECT c, COUNT(*), MAX(s) FROM (SELECT k, COUNT(*) AS c, SUM(v1) AS s FROM t"
                         + " GROUP BY k) GROUP BY c";
-        AtomicReference<AggforgeRewriteProgram> hook = new AtomicReference<>();
+        AtomicReference<PlannerHook> hook = new AtomicReference<>();
         Changelog expected = SqlHarness.run(RunOptions.defaults(), nested, T);
         assertEquals(
                 expected.lines(),
@@ -187,22 +193,27 @@ class PlannerHookTest {
     /** The global descriptor of a two-phase query over insert-only input. */
     private static AggregateDescriptor twoPhaseInsertOnly() {
         StreamTableEnvironment tEnv =
-                SqlHarness.environment(RunOptions.defaults().withMiniBatch(10).withAggPhase("TWO_PHASE"), T);
-        AggforgeRewriteProgram program = AggforgePlanner.install(tEnv);
+                SqlHarness.environment(
+                        RunOptions.defaults()
+                                .withMiniBatch(10)
+                                .withAggPhase("TWO_PHASE")
+                                .withConfig(AggforgeOptions.ENABLED.key(), "true"),
+                        T);
+        PlannerHook program = Aggforge.hook(tEnv).orElseThrow();
         tEnv.explainSql(SQL);
         return last(program, 1).get(0);
     }
 
     @Test
     void optionOffRecordsNothingAndExplainStillWorks() throws Exception {
-        AtomicReference<AggforgeRewriteProgram> hook = new AtomicReference<>();
+        AtomicReference<PlannerHook> hook = new AtomicReference<>();
         RunOptions off =
                 hooked(RunOptions.defaults(), hook).withConfig(AggforgeOptions.ENABLED.key(), "false");
         String plan = SqlHarness.explain(off, SQL, T);
         assertTrue(plan.contains("GroupAggregate(groupBy=[k]"), plan);
         assertTrue(hook.get().descriptors().isEmpty());
 
-        AtomicReference<AggforgeRewriteProgram> on = new AtomicReference<>();
+        AtomicReference<PlannerHook> on = new AtomicReference<>();
         String explained = SqlHarness.explain(hooked(RunOptions.defaults(), on), SQL, T);
         // Hooked: the same plan with the aggregate replaced by the native one (and the runtime's
         // specializations shown), apart from the generated source names.
@@ -220,23 +231,31 @@ class PlannerHookTest {
 
     @Test
     void unsupportedKeyTypeIsDescribedWithTheReason() throws Exception {
-        AtomicReference<AggforgeRewriteProgram> hook = new AtomicReference<>();
+        AtomicReference<PlannerHook> hook = new AtomicReference<>();
         String sql =
                 "SELECT b, COUNT(*) FROM (SELECT CAST(CAST(k AS STRING) AS BYTES) AS b FROM t)"
                         + " GROUP BY b";
-        SqlHarness.explain(hooked(RunOptions.defaults(), hook), sql, T);
+        String plan = SqlHarness.explain(hooked(RunOptions.defaults(), hook), sql, T);
         AggregateDescriptor d = last(hook.get(), 1).get(0);
         assertFalse(d.supportedByJavaSide());
         assertTrue(d.unsupported().contains("key column 0 has type BYTES"), d.unsupported());
+        // EXPLAIN shows the stock operator with the reason beside it.
+        assertTrue(
+                plan.contains("\nGroupAggregate(groupBy=[b], select=[b, COUNT(*) AS EXPR$1],"
+                        + " aggforge=[stays on Flink: key column 0 has type BYTES"),
+                plan);
+        assertFalse(plan.contains("AggforgeGroupAggregate"), plan);
     }
 
     @Test
-    void loadModuleInstallsTheHookOnce() {
+    void everyEnvironmentHasTheHookAndLoadModuleKeepsIt() {
         StreamTableEnvironment tEnv = SqlHarness.environment(RunOptions.defaults(), T);
-        assertFalse(AggforgePlanner.installed(tEnv.getConfig()).isPresent());
+        PlannerHook installed = Aggforge.hook(tEnv).orElseThrow();
+        tEnv.explainSql(SQL);
+        assertTrue(installed.descriptors().isEmpty(), "aggforge is off by default");
         tEnv.executeSql("LOAD MODULE aggforge");
-        AggforgeRewriteProgram installed = AggforgePlanner.installed(tEnv.getConfig()).orElseThrow();
-        assertSame(installed, AggforgePlanner.install(tEnv));
+        assertSame(installed, Aggforge.hook(tEnv).orElseThrow());
+        tEnv.getConfig().set(AggforgeOptions.ENABLED, true);
         tEnv.explainSql(SQL);
         assertEquals(1, installed.descriptors().size());
         assertEquals(Phase.SINGLE, installed.descriptors().get(0).phase());

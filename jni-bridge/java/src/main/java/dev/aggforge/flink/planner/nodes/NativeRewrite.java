@@ -1,4 +1,4 @@
-package dev.aggforge.flink.operator;
+package dev.aggforge.flink.planner.nodes;
 
 import java.lang.reflect.Field;
 import java.util.ArrayList;
@@ -16,19 +16,22 @@ import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalG
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 import org.apache.flink.table.types.logical.RowType;
 
+import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.arrow.ArrowTypes;
 import dev.aggforge.flink.arrow.RowDataToArrow;
 import dev.aggforge.flink.nativelib.ArrowAggregate;
-import dev.aggforge.flink.planner.AggforgeOptions;
-import dev.aggforge.flink.planner.AggregateDescriptor;
-import dev.aggforge.flink.planner.AggregateDescriptor.Call;
-import dev.aggforge.flink.planner.AggregateDescriptor.InputMode;
-import dev.aggforge.flink.planner.AggregateDescriptor.Phase;
+import dev.aggforge.flink.operator.NativeOperatorSpec;
+import dev.aggforge.flink.plan.AggregateDescriptor;
+import dev.aggforge.flink.plan.AggregateDescriptor.Call;
+import dev.aggforge.flink.plan.AggregateDescriptor.InputMode;
+import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
+import dev.aggforge.flink.plan.Preflight;
 
 /**
- * Builds the native replacement of a Flink group-aggregate node: the operator spec (plan JSON
- * over the transposed columns, modes, row types), the runtime's admission, and the physical node
- * subclass that translates to {@link StreamExecAggforgeGroupAggregate}.
+ * Decides what runs a Flink group-aggregate node ({@link #decide}: the operator spec, that is the
+ * plan JSON over the transposed columns, modes and row types, and the runtime's admission) and
+ * builds the node that takes its place ({@link #replace}), whose exec node is {@link
+ * StreamExecAggforgeGroupAggregate} when native.
  */
 public final class NativeRewrite {
 
@@ -38,33 +41,39 @@ public final class NativeRewrite {
     private NativeRewrite() {}
 
     /**
-     * The outcome for one node: the replacement, or why Flink keeps its operator.
-     *
-     * @param replacement the native node, or null
-     * @param reason why not (empty when replaced)
-     * @param admission the runtime's answer, when it was asked
+     * The node that takes {@code node}'s place: the same aggregate with aggforge's decision
+     * attached (native, or Flink's operator with the reason shown in EXPLAIN).
      */
-    public record Outcome(RelNode replacement, String reason, String admission) {
-
-        /** Whether the node was replaced. */
-        public boolean replaced() {
-            return replacement != null;
+    public static RelNode replace(StreamPhysicalGroupAggregateBase node, AggforgeDecision decision) {
+        RelNode input = node.getInput();
+        if (node instanceof StreamPhysicalGroupAggregate single) {
+            return new StreamPhysicalAggforgeGroupAggregate(single, node.getTraitSet(), input, decision);
         }
+        if (node instanceof StreamPhysicalLocalGroupAggregate local) {
+            return new StreamPhysicalAggforgeLocalGroupAggregate(
+                    local, node.getTraitSet(), input, decision);
+        }
+        if (node instanceof StreamPhysicalGlobalGroupAggregate global) {
+            return new StreamPhysicalAggforgeGlobalGroupAggregate(
+                    global, node.getTraitSet(), input, decision);
+        }
+        throw new IllegalArgumentException("unknown aggregate node " + node.getClass().getName());
     }
 
-    /** Decides and builds the replacement of {@code node}, described by {@code descriptor}. */
-    public static Outcome replace(
+    /**
+     * Decides whether {@code node}, described by {@code descriptor}, runs natively: the Java
+     * side's checks, the Arrow layouts, then the runtime's admission.
+     */
+    public static AggforgeDecision decide(
             StreamPhysicalGroupAggregateBase node, AggregateDescriptor descriptor, TableConfig config) {
         if (!descriptor.supportedByJavaSide()) {
-            return new Outcome(null, descriptor.unsupported(), "");
+            return AggforgeDecision.stock(descriptor.unsupported());
         }
-        if (mode(descriptor).bundled() && !config.get(NativeOperatorOptions.BUNDLED_ENABLED)) {
-            return new Outcome(
-                    null,
+        if (mode(descriptor).bundled() && !config.get(AggforgeOptions.BUNDLED_ENABLED)) {
+            return AggforgeDecision.stock(
                     "mini-batch and two-phase aggregates are off ("
-                            + NativeOperatorOptions.BUNDLED_ENABLED.key()
-                            + "=false)",
-                    "");
+                            + AggforgeOptions.BUNDLED_ENABLED.key()
+                            + "=false)");
         }
         RowType inputType = FlinkTypeFactory.toLogicalRowType(node.getInput().getRowType());
         RowType outputType = FlinkTypeFactory.toLogicalRowType(node.getRowType());
@@ -77,22 +86,19 @@ public final class NativeRewrite {
                 ArrowTypes.fieldFor(outputType.getFieldNames().get(i), outputType.getTypeAt(i));
             }
         } catch (IllegalArgumentException e) {
-            return new Outcome(null, "no Arrow layout: " + e.getMessage(), "");
+            return AggforgeDecision.stock("no Arrow layout: " + e.getMessage());
         }
         AggregateDescriptor remapped = remap(descriptor, columns);
         String planJson =
                 remapped.toPlanJson(
                         config.get(AggforgeOptions.MEMORY_BUDGET).getBytes(), PLANNED_MAX_PARALLELISM);
-        String admission;
-        try {
-            admission = ArrowAggregate.admit(planJson);
-        } catch (UnsatisfiedLinkError | RuntimeException e) {
-            return new Outcome(null, "the native library is unavailable: " + e.getMessage(), "");
-        }
+        String admission = ArrowAggregate.admit(planJson);
         if (!ArrowAggregate.isAdmitted(admission)) {
-            return new Outcome(null, "not admitted by the runtime: " + admission, admission);
+            return AggforgeDecision.stock("not admitted by the runtime: " + admission);
         }
-        NativeOperatorSpec spec =
+        int batchSize = config.get(AggforgeOptions.BATCH_SIZE);
+        Preflight.checkBudget(planJson, batchSize, config);
+        return AggforgeDecision.nativeOperator(
                 new NativeOperatorSpec(
                         planJson,
                         inputType,
@@ -101,25 +107,9 @@ public final class NativeRewrite {
                         withRowKind,
                         mode(descriptor),
                         descriptor.miniBatchSize(),
-                        config.get(NativeOperatorOptions.BATCH_SIZE),
-                        config.get(NativeOperatorOptions.MAX_DELAY).toMillis(),
-                        admission.substring("admitted: ".length()));
-        RelNode input = node.getInput();
-        RelNode replacement;
-        if (node instanceof StreamPhysicalGroupAggregate single) {
-            replacement =
-                    new StreamPhysicalAggforgeGroupAggregate(single, node.getTraitSet(), input, spec);
-        } else if (node instanceof StreamPhysicalLocalGroupAggregate local) {
-            replacement =
-                    new StreamPhysicalAggforgeLocalGroupAggregate(local, node.getTraitSet(), input, spec);
-        } else if (node instanceof StreamPhysicalGlobalGroupAggregate global) {
-            replacement =
-                    new StreamPhysicalAggforgeGlobalGroupAggregate(
-                            global, node.getTraitSet(), input, spec);
-        } else {
-            return new Outcome(null, "unknown aggregate node " + node.getClass().getName(), admission);
-        }
-        return new Outcome(replacement, "", admission);
+                        batchSize,
+                        config.get(AggforgeOptions.MAX_DELAY).toMillis(),
+                        admission.substring("admitted: ".length())));
     }
 
     static NativeOperatorSpec.Mode mode(AggregateDescriptor descriptor) {

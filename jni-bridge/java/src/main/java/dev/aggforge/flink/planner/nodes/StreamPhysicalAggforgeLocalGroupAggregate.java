@@ -1,4 +1,4 @@
-package dev.aggforge.flink.operator;
+package dev.aggforge.flink.planner.nodes;
 
 import java.util.List;
 
@@ -8,24 +8,27 @@ import org.apache.calcite.rel.RelWriter;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 
-/** The local phase of a two-phase group aggregate, run on the aggforge runtime. */
+/**
+ * The local phase of a two-phase group aggregate aggforge has decided on: native, or Flink's own
+ * with the reason in EXPLAIN (see {@link StreamPhysicalAggforgeGroupAggregate}).
+ */
 public final class StreamPhysicalAggforgeLocalGroupAggregate extends StreamPhysicalLocalGroupAggregate {
 
-    private final NativeOperatorSpec spec;
+    private final AggforgeDecision decision;
     private final boolean[] aggCallNeedRetractions;
     private final boolean needRetraction;
 
-    /** Replaces {@code original} (with {@code input} and {@code traits}). */
+    /** Replaces {@code original} (with {@code input} and {@code traits}) as {@code decision} says. */
     public StreamPhysicalAggforgeLocalGroupAggregate(
             StreamPhysicalLocalGroupAggregate original,
             RelTraitSet traits,
             RelNode input,
-            NativeOperatorSpec spec) {
+            AggforgeDecision decision) {
         this(
                 original,
                 traits,
                 input,
-                spec,
+                decision,
                 NativeRewrite.privateField(original, "aggCallNeedRetractions", boolean[].class),
                 NativeRewrite.privateField(original, "needRetraction", Boolean.class));
     }
@@ -34,7 +37,7 @@ public final class StreamPhysicalAggforgeLocalGroupAggregate extends StreamPhysi
             StreamPhysicalLocalGroupAggregate original,
             RelTraitSet traits,
             RelNode input,
-            NativeOperatorSpec spec,
+            AggforgeDecision decision,
             boolean[] aggCallNeedRetractions,
             boolean needRetraction) {
         super(
@@ -46,29 +49,37 @@ public final class StreamPhysicalAggforgeLocalGroupAggregate extends StreamPhysi
                 aggCallNeedRetractions,
                 needRetraction,
                 original.partialFinalType());
-        this.spec = spec;
+        this.decision = decision;
         this.aggCallNeedRetractions = aggCallNeedRetractions;
         this.needRetraction = needRetraction;
     }
 
-    /** What the native operator runs. */
-    public NativeOperatorSpec spec() {
-        return spec;
+    /** What aggforge decided for this aggregate. */
+    public AggforgeDecision decision() {
+        return decision;
+    }
+
+    @Override
+    public String getRelTypeName() {
+        return decision.relTypeName("StreamPhysicalLocalGroupAggregate");
     }
 
     @Override
     public RelNode copy(RelTraitSet traitSet, List<RelNode> inputs) {
         return new StreamPhysicalAggforgeLocalGroupAggregate(
-                this, traitSet, inputs.get(0), spec, aggCallNeedRetractions, needRetraction);
+                this, traitSet, inputs.get(0), decision, aggCallNeedRetractions, needRetraction);
     }
 
     @Override
     public RelWriter explainTerms(RelWriter pw) {
-        return super.explainTerms(pw).item("aggforge", spec.specializations());
+        return super.explainTerms(pw).item("aggforge", decision.explain());
     }
 
     @Override
     public ExecNode<?> translateToExecNode() {
-        return NativeRewrite.execNode(super.translateToExecNode(), spec, grouping());
+        ExecNode<?> stock = super.translateToExecNode();
+        return decision.isNative()
+                ? NativeRewrite.execNode(stock, decision.spec(), grouping())
+                : stock;
     }
 }

@@ -1,4 +1,4 @@
-package dev.aggforge.flink.operator;
+package dev.aggforge.flink.planner.nodes;
 
 import java.util.List;
 
@@ -21,6 +21,9 @@ import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
+
+import dev.aggforge.flink.operator.NativeGroupAggOperator;
+import dev.aggforge.flink.operator.NativeOperatorSpec;
 
 /**
  * The exec node of a native group aggregate (any phase): one transformation running {@link

@@ -1,14 +1,38 @@
-package dev.aggforge.flink.operator;
+package dev.aggforge.flink;
 
 import java.time.Duration;
+import java.util.List;
 
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.MemorySize;
 
-/** Table options of the native operators. */
-public final class NativeOperatorOptions {
+/**
+ * Every {@code table.exec.aggforge.*} option, read by the planner hook and the native operators.
+ * Set them in the cluster's config.yaml, per session with {@code SET}, or on a TableConfig.
+ */
+public final class AggforgeOptions {
 
-    private NativeOperatorOptions() {}
+    private AggforgeOptions() {}
+
+    /**
+     * Whether supported group aggregates run natively. Off by default, so that the jar is inert in
+     * {@code lib/} until a deployment turns it on; read at every optimization, so it can be
+     * switched per statement ({@code SET 'table.exec.aggforge.enabled' = 'false'}).
+     */
+    public static final ConfigOption<Boolean> ENABLED =
+            ConfigOptions.key("table.exec.aggforge.enabled")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription(
+                            "Run supported GROUP BY aggregates with aggforge's native operators.");
+
+    /** Bytes of state and bundle one native aggregate operator (subtask) may hold. */
+    public static final ConfigOption<MemorySize> MEMORY_BUDGET =
+            ConfigOptions.key("table.exec.aggforge.memory-budget")
+                    .memoryType()
+                    .defaultValue(MemorySize.ofMebiBytes(1024))
+                    .withDescription("State memory budget of one native aggregate operator.");
 
     /**
      * Rows per Arrow batch handed to the runtime. Batching does not change the changelog (the
@@ -46,4 +70,9 @@ public final class NativeOperatorOptions {
                     .defaultValue(true)
                     .withDescription(
                             "Also run mini-batch and two-phase group aggregates natively.");
+
+    /** All options, for validation and documentation. */
+    public static List<ConfigOption<?>> all() {
+        return List.of(ENABLED, MEMORY_BUDGET, BATCH_SIZE, MAX_DELAY, BUNDLED_ENABLED);
+    }
 }

@@ -1,4 +1,4 @@
-package dev.aggforge.flink.planner;
+package dev.aggforge.flink.plan;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,10 +8,10 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import dev.aggforge.flink.planner.AggregateDescriptor.Call;
-import dev.aggforge.flink.planner.AggregateDescriptor.Emission;
-import dev.aggforge.flink.planner.AggregateDescriptor.InputMode;
-import dev.aggforge.flink.planner.AggregateDescriptor.Phase;
+import dev.aggforge.flink.plan.AggregateDescriptor.Call;
+import dev.aggforge.flink.plan.AggregateDescriptor.Emission;
+import dev.aggforge.flink.plan.AggregateDescriptor.InputMode;
+import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
 
 /** The descriptor's text and JSON forms. */
 class AggregateDescriptorTest {

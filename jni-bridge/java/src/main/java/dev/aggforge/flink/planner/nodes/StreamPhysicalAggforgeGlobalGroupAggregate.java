@@ -1,4 +1,4 @@
-package dev.aggforge.flink.operator;
+package dev.aggforge.flink.planner.nodes;
 
 import java.util.List;
 
@@ -10,25 +10,28 @@ import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalG
 
 import scala.Option;
 
-/** The global phase of a two-phase group aggregate, run on the aggforge runtime. */
+/**
+ * The global phase of a two-phase group aggregate aggforge has decided on: native, or Flink's own
+ * with the reason in EXPLAIN (see {@link StreamPhysicalAggforgeGroupAggregate}).
+ */
 public final class StreamPhysicalAggforgeGlobalGroupAggregate
         extends StreamPhysicalGlobalGroupAggregate {
 
-    private final NativeOperatorSpec spec;
+    private final AggforgeDecision decision;
     private final Option<Object> indexOfCountStar;
 
-    /** Replaces {@code original} (with {@code input} and {@code traits}). */
+    /** Replaces {@code original} (with {@code input} and {@code traits}) as {@code decision} says. */
     @SuppressWarnings("unchecked")
     public StreamPhysicalAggforgeGlobalGroupAggregate(
             StreamPhysicalGlobalGroupAggregate original,
             RelTraitSet traits,
             RelNode input,
-            NativeOperatorSpec spec) {
+            AggforgeDecision decision) {
         this(
                 original,
                 traits,
                 input,
-                spec,
+                decision,
                 (Option<Object>) NativeRewrite.privateField(original, "indexOfCountStar", Option.class));
     }
 
@@ -36,7 +39,7 @@ public final class StreamPhysicalAggforgeGlobalGroupAggregate
             StreamPhysicalGlobalGroupAggregate original,
             RelTraitSet traits,
             RelNode input,
-            NativeOperatorSpec spec,
+            AggforgeDecision decision,
             Option<Object> indexOfCountStar) {
         super(
                 original.getCluster(),
@@ -51,28 +54,36 @@ public final class StreamPhysicalAggforgeGlobalGroupAggregate
                 original.partialFinalType(),
                 indexOfCountStar,
                 original.hints());
-        this.spec = spec;
+        this.decision = decision;
         this.indexOfCountStar = indexOfCountStar;
     }
 
-    /** What the native operator runs. */
-    public NativeOperatorSpec spec() {
-        return spec;
+    /** What aggforge decided for this aggregate. */
+    public AggforgeDecision decision() {
+        return decision;
+    }
+
+    @Override
+    public String getRelTypeName() {
+        return decision.relTypeName("StreamPhysicalGlobalGroupAggregate");
     }
 
     @Override
     public RelNode copy(RelTraitSet traitSet, List<RelNode> inputs) {
         return new StreamPhysicalAggforgeGlobalGroupAggregate(
-                this, traitSet, inputs.get(0), spec, indexOfCountStar);
+                this, traitSet, inputs.get(0), decision, indexOfCountStar);
     }
 
     @Override
     public RelWriter explainTerms(RelWriter pw) {
-        return super.explainTerms(pw).item("aggforge", spec.specializations());
+        return super.explainTerms(pw).item("aggforge", decision.explain());
     }
 
     @Override
     public ExecNode<?> translateToExecNode() {
-        return NativeRewrite.execNode(super.translateToExecNode(), spec, grouping());
+        ExecNode<?> stock = super.translateToExecNode();
+        return decision.isNative()
+                ? NativeRewrite.execNode(stock, decision.spec(), grouping())
+                : stock;
     }
 }
