@@ -80,8 +80,11 @@ public final class PlannerBootstrap {
      * planner internals aggforge plugs into differ between minor versions.
      */
     static void checkFlinkVersion() {
-        String running = EnvironmentInformation.getVersion();
-        String built = builtForFlink();
+        checkFlinkVersion(EnvironmentInformation.getVersion(), builtForFlink());
+    }
+
+    /** {@link #checkFlinkVersion()} for a given running and built-for version. */
+    static void checkFlinkVersion(String running, String built) {
         if (running == null || running.startsWith("<unknown")) {
             return; // not a packaged Flink (an IDE class path): nothing to compare
         }

@@ -87,11 +87,11 @@ public final class Preflight {
                     "aggforge: "
                             + AggforgeOptions.MEMORY_BUDGET.key()
                             + " = "
-                            + budget.toHumanReadableString()
+                            + bytes(budget.getBytes())
                             + " is smaller than one batch of "
                             + batchSize
                             + " rows needs for this aggregate ("
-                            + new MemorySize(minimum).toHumanReadableString()
+                            + bytes(minimum)
                             + "). Raise "
                             + AggforgeOptions.MEMORY_BUDGET.key()
                             + " or lower "
@@ -126,6 +126,21 @@ public final class Preflight {
             return "a whole number of rows such as 1024";
         }
         return "true or false";
+    }
+
+    /** {@code bytes} for a sentence: {@code 900 bytes}, {@code 30.0 KiB}, {@code 1.5 GiB}. */
+    static String bytes(long bytes) {
+        String[] units = {"KiB", "MiB", "GiB", "TiB"};
+        if (bytes < 1024) {
+            return bytes + " bytes";
+        }
+        double value = bytes;
+        int unit = -1;
+        while (value >= 1024 && unit < units.length - 1) {
+            value /= 1024;
+            unit++;
+        }
+        return String.format(java.util.Locale.ROOT, "%.1f %s", value, units[unit]);
     }
 
     private static String rootMessage(Throwable e) {
