@@ -4,11 +4,14 @@ import java.io.Serializable;
 import java.util.Arrays;
 import java.util.Objects;
 
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonCreator;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonProperty;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
  * Everything a {@link NativeGroupAggOperator} needs at run time, fixed at planning time and
- * shipped with the job graph.
+ * shipped with the job graph (Java serialization) and in compiled plans (Flink's JSON plan, one
+ * field per accessor).
  */
 public final class NativeOperatorSpec implements Serializable {
 
@@ -60,17 +63,18 @@ public final class NativeOperatorSpec implements Serializable {
      *     timer)
      * @param specializations the runtime's admission answer (for EXPLAIN and logs)
      */
+    @JsonCreator
     public NativeOperatorSpec(
-            String planJson,
-            RowType inputType,
-            RowType outputType,
-            int[] columns,
-            boolean withRowKind,
-            Mode mode,
-            long bundleSize,
-            int batchSize,
-            long maxDelayMs,
-            String specializations) {
+            @JsonProperty("planJson") String planJson,
+            @JsonProperty("inputType") RowType inputType,
+            @JsonProperty("outputType") RowType outputType,
+            @JsonProperty("columns") int[] columns,
+            @JsonProperty("withRowKind") boolean withRowKind,
+            @JsonProperty("mode") Mode mode,
+            @JsonProperty("bundleSize") long bundleSize,
+            @JsonProperty("batchSize") int batchSize,
+            @JsonProperty("maxDelayMs") long maxDelayMs,
+            @JsonProperty("specializations") String specializations) {
         this.planJson = Objects.requireNonNull(planJson);
         this.inputType = Objects.requireNonNull(inputType);
         this.outputType = Objects.requireNonNull(outputType);
@@ -99,51 +103,61 @@ public final class NativeOperatorSpec implements Serializable {
     }
 
     /** The plan as planned. */
+    @JsonProperty("planJson")
     public String planJson() {
         return planJson;
     }
 
     /** The operator's input row type. */
+    @JsonProperty("inputType")
     public RowType inputType() {
         return inputType;
     }
 
     /** The operator's output row type. */
+    @JsonProperty("outputType")
     public RowType outputType() {
         return outputType;
     }
 
     /** Input fields transposed into each batch. */
+    @JsonProperty("columns")
     public int[] columns() {
         return columns.clone();
     }
 
     /** Whether batches carry {@code $row_kind}. */
+    @JsonProperty("withRowKind")
     public boolean withRowKind() {
         return withRowKind;
     }
 
     /** Emission mode. */
+    @JsonProperty("mode")
     public Mode mode() {
         return mode;
     }
 
     /** Elements per bundle (bundled modes). */
+    @JsonProperty("bundleSize")
     public long bundleSize() {
         return bundleSize;
     }
 
     /** Rows per Arrow batch. */
+    @JsonProperty("batchSize")
     public int batchSize() {
         return batchSize;
     }
 
     /** Immediate mode: longest wait of a row in a partly filled batch, in ms (0: no timer). */
+    @JsonProperty("maxDelayMs")
     public long maxDelayMs() {
         return maxDelayMs;
     }
 
     /** The runtime's admission answer. */
+    @JsonProperty("specializations")
     public String specializations() {
         return specializations;
     }

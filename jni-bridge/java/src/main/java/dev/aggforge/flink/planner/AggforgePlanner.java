@@ -12,6 +12,7 @@ import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContex
 
 import dev.aggforge.flink.bootstrap.PlannerBootstrap;
 import dev.aggforge.flink.bootstrap.PlannerHook;
+import dev.aggforge.flink.planner.nodes.StreamExecAggforgeGroupAggregate;
 
 /**
  * Installs aggforge's step into Flink's stream optimizer.
@@ -43,6 +44,7 @@ public final class AggforgePlanner {
         if (existing.isPresent()) {
             return existing.get();
         }
+        StreamExecAggforgeGroupAggregate.register();
         CalciteConfig calcite = calciteConfig(config);
         FlinkChainedProgram<StreamOptimizeContext> previous =
                 calcite.getStreamProgram().isDefined() ? calcite.getStreamProgram().get() : null;

@@ -2,46 +2,73 @@ package dev.aggforge.flink.planner.nodes;
 
 import java.util.List;
 
+import org.apache.flink.FlinkVersion;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonCreator;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonProperty;
 import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeContext;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.SingleTransformationTranslator;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecNode;
 import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
+import org.apache.flink.table.planner.plan.utils.ExecNodeMetadataUtil;
 import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.nativelib.ArrowAggregate;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
 import dev.aggforge.flink.operator.NativeOperatorSpec;
+import dev.aggforge.flink.plan.Preflight;
 
 /**
  * The exec node of a native group aggregate (any phase): one transformation running {@link
  * NativeGroupAggOperator}, keyed by the same {@code BinaryRowData} key selector Flink's own
  * aggregate uses (except the local phase, which is not keyed).
  *
- * <p>Not registered for compiled (JSON) plans: a plan with it cannot be compiled.
+ * <p>Compiled plans ({@code COMPILE PLAN} / {@code EXECUTE PLAN}): the node serializes as {@value
+ * #NAME} version 1, carrying its operator spec under {@value #FIELD_NAME_SPEC}; {@link
+ * #register()} makes Flink's plan reader know it. Executing such a plan with aggforge off fails
+ * with a sentence naming the option (the plan's state is aggforge's).
  */
+@ExecNodeMetadata(
+        name = StreamExecAggforgeGroupAggregate.NAME,
+        version = 1,
+        producedTransformations = StreamExecAggforgeGroupAggregate.TRANSFORMATION,
+        minPlanVersion = FlinkVersion.v1_15,
+        minStateVersion = FlinkVersion.v1_15)
 public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData>
         implements StreamExecNode<RowData>, SingleTransformationTranslator<RowData> {
 
-    /** Type name of the node ({@code name_version}). */
-    public static final String TYPE = "stream-exec-aggforge-group-aggregate_1";
+    /** The node's name in compiled plans. */
+    public static final String NAME = "stream-exec-aggforge-group-aggregate";
+
+    /** The JSON field holding the operator spec. */
+    public static final String FIELD_NAME_SPEC = "aggforge";
+
+    /** The JSON field holding the group key fields. */
+    public static final String FIELD_NAME_GROUPING = "grouping";
 
     /** Transformation name (the uid suffix). */
     public static final String TRANSFORMATION = "aggforge-group-aggregate";
 
+    @JsonProperty(FIELD_NAME_SPEC)
     private final NativeOperatorSpec spec;
+
+    @JsonProperty(FIELD_NAME_GROUPING)
     private final int[] grouping;
 
     /**
@@ -59,15 +86,43 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
             List<InputProperty> inputProperties,
             RowType outputType,
             String description) {
-        super(
+        this(
                 ExecNodeContext.newNodeId(),
-                new ExecNodeContext(TYPE),
+                ExecNodeContext.newContext(StreamExecAggforgeGroupAggregate.class),
                 persistedConfig,
+                spec,
+                grouping,
                 inputProperties,
                 outputType,
                 description);
+    }
+
+    /** Restores the node from a compiled plan. */
+    @JsonCreator
+    public StreamExecAggforgeGroupAggregate(
+            @JsonProperty(FIELD_NAME_ID) int id,
+            @JsonProperty(FIELD_NAME_TYPE) ExecNodeContext context,
+            @JsonProperty(FIELD_NAME_CONFIGURATION) ReadableConfig persistedConfig,
+            @JsonProperty(FIELD_NAME_SPEC) NativeOperatorSpec spec,
+            @JsonProperty(FIELD_NAME_GROUPING) int[] grouping,
+            @JsonProperty(FIELD_NAME_INPUT_PROPERTIES) List<InputProperty> inputProperties,
+            @JsonProperty(FIELD_NAME_OUTPUT_TYPE) RowType outputType,
+            @JsonProperty(FIELD_NAME_DESCRIPTION) String description) {
+        super(id, context, persistedConfig, inputProperties, outputType, description);
         this.spec = spec;
         this.grouping = grouping.clone();
+    }
+
+    /**
+     * Makes Flink's compiled-plan writer and reader know this node (idempotent): Flink keeps the
+     * exec node classes in {@link ExecNodeMetadataUtil}'s set and name/version map, which its
+     * public {@code execNodes()} and {@code addTestNode} extend.
+     */
+    public static synchronized void register() {
+        ExecNodeMetadataUtil.execNodes().add(StreamExecAggforgeGroupAggregate.class);
+        if (ExecNodeMetadataUtil.retrieveExecNode(NAME, 1) == null) {
+            ExecNodeMetadataUtil.addTestNode(StreamExecAggforgeGroupAggregate.class);
+        }
     }
 
     /** What the operator runs. */
@@ -79,6 +134,7 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
     @SuppressWarnings("unchecked")
     protected Transformation<RowData> translateToPlanInternal(
             PlannerBase planner, ExecNodeConfig config) {
+        checkExecutable(config);
         ExecEdge inputEdge = getInputEdges().get(0);
         Transformation<RowData> input = (Transformation<RowData>) inputEdge.translateToPlan(planner);
         RowType inputRowType = (RowType) inputEdge.getOutputType();
@@ -103,5 +159,30 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
             transform.setStateKeyType(selector.getProducedType());
         }
         return transform;
+    }
+
+    /**
+     * A compiled plan with this node runs only with aggforge on, and only if this jar's runtime
+     * still admits the plan; else a sentence says what to do.
+     */
+    private void checkExecutable(ExecNodeConfig config) {
+        if (!Preflight.enabled(config)) {
+            throw new ValidationException(
+                    "aggforge: this plan runs a group aggregate on aggforge ("
+                            + getDescription()
+                            + "); set "
+                            + AggforgeOptions.ENABLED.key()
+                            + ": true to execute it, or compile the plan again with aggforge off.");
+        }
+        Preflight.check(config);
+        String admission = ArrowAggregate.admit(spec.planJson());
+        if (!ArrowAggregate.isAdmitted(admission)) {
+            throw new ValidationException(
+                    "aggforge: this aggforge jar does not run the plan's aggregate any more ("
+                            + admission
+                            + "); compile the plan again, or set "
+                            + AggforgeOptions.ENABLED.key()
+                            + ": false and compile it on stock Flink.");
+        }
     }
 }
