@@ -16,6 +16,12 @@ import org.apache.flink.table.module.Module;
  */
 public final class AggforgeModuleFactory implements ModuleFactory {
 
+    static {
+        // Flink instantiates every factory when it discovers one: the earliest point at which
+        // aggforge can tell that its planner factory lost to Flink's on the class path.
+        PlannerBootstrap.checkSeam();
+    }
+
     /** The module name used in {@code LOAD MODULE}. */
     public static final String IDENTIFIER = "aggforge";
 

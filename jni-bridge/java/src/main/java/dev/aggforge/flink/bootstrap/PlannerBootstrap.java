@@ -70,6 +70,37 @@ public final class PlannerBootstrap {
         return Optional.ofNullable((PlannerHook) invoke(entry(plannerLoader, "installedHook"), config));
     }
 
+    /**
+     * Logs an error when the planner loader's {@code DelegatePlannerFactory} on the class path is
+     * Flink's rather than aggforge's (aggforge's jar comes after the loader's on the class path),
+     * since then no planner gets the hook. Called once per class loader, on the first factory
+     * discovery (see {@link AggforgeModuleFactory}).
+     */
+    static void checkSeam() {
+        ClassLoader own = PlannerBootstrap.class.getClassLoader();
+        try {
+            Class<?> seam =
+                    Class.forName(
+                            "org.apache.flink.table.planner.loader.DelegatePlannerFactory", false, own);
+            java.security.CodeSource ours = PlannerBootstrap.class.getProtectionDomain().getCodeSource();
+            java.security.CodeSource theirs = seam.getProtectionDomain().getCodeSource();
+            if (ours != null
+                    && theirs != null
+                    && !ours.getLocation().equals(theirs.getLocation())
+                    && !plannerSeenBy(own)) {
+                LOG.error(
+                        "aggforge is inactive: {} comes before {} on the class path, so Flink's"
+                                + " planner factory is used instead of aggforge's. Keep the jar's"
+                                + " name starting with 'aggforge-' in lib/ (lib/ is read in name"
+                                + " order).",
+                        theirs.getLocation(),
+                        ours.getLocation());
+            }
+        } catch (ClassNotFoundException | LinkageError | SecurityException e) {
+            LOG.debug("aggforge: no planner loader on the class path", e);
+        }
+    }
+
     /** The Flink version (major.minor) this jar was built for, e.g. {@code 2.2}. */
     public static String builtForFlink() {
         return minor(buildInfo().getProperty("flink.version", "unknown"));
