@@ -1,7 +1,7 @@
 //! The native aggregate's operations by handle, free of JNI so they can be
 //! tested in Rust; `lib.rs` maps each Java native method onto one of them.
 
-use aggforge_runtime::operator::GroupAggOperator;
+use aggforge_runtime::operator::{GroupAggOperator, OperatorStats};
 use aggforge_runtime::plan::{admit as admit_plan, AggPlan};
 use arrow_array::RecordBatch;
 
@@ -119,6 +119,26 @@ pub fn set_time(handle: u64, now_ms: i64) -> BridgeResult<()> {
 pub fn memory_used(handle: u64) -> BridgeResult<usize> {
     OPERATORS.with(handle, |op| Ok(op.memory_used()))
 }
+
+/// The operator's live groups, bytes held and budget (for metrics).
+pub fn stats(handle: u64) -> BridgeResult<OperatorStats> {
+    OPERATORS.with(handle, |op| Ok(op.stats()))
+}
+
+/// [`stats`] in the layout of `NativeAggregate.stats`'s array: bytes held,
+/// budget, groups (each saturating at `i64::MAX`).
+pub fn stats_array(handle: u64) -> BridgeResult<[i64; STATS_LEN]> {
+    let stats = stats(handle)?;
+    let long = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    Ok([
+        long(stats.memory_used),
+        long(stats.memory_budget),
+        long(stats.groups),
+    ])
+}
+
+/// Length of the array [`stats_array`] fills.
+pub const STATS_LEN: usize = 3;
 
 /// Closes the operator; its handle is invalid from now on.
 pub fn close(handle: u64) -> BridgeResult<()> {
@@ -264,6 +284,10 @@ mod tests {
             vec![(0, 1, 10), (0, 2, 5), (1, 1, 10), (2, 1, 17)]
         );
         assert!(memory_used(handle).unwrap() > 0);
+        let [bytes, budget, groups] = stats_array(handle).unwrap();
+        assert_eq!((budget, groups), (1_048_576, 2), "keys 1 and 2");
+        assert_eq!(bytes as usize, memory_used(handle).unwrap());
+        assert!(bytes > 0 && bytes <= budget, "{bytes} bytes of {budget}");
         assert!(
             !unsafe { flush(handle, 0, 0) }.unwrap(),
             "immediate has no bundle"
@@ -334,6 +358,7 @@ mod tests {
         let err = run(handle, batch(vec![3], vec![4])).unwrap_err();
         assert!(matches!(err, BridgeError::Handle(h) if h == handle));
         assert!(snapshot(handle).is_err());
+        assert!(matches!(stats(handle), Err(BridgeError::Handle(h)) if h == handle));
         assert!(close(handle).is_err());
     }
 }

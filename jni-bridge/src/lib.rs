@@ -15,7 +15,7 @@ pub mod registry;
 
 pub use aggforge_runtime as runtime;
 
-use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
+use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jobjectArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 
@@ -203,6 +203,32 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_memoryU
 ) -> jlong {
     entry(&mut env, 0, |_| {
         Ok(aggregate::memory_used(handle as u64)? as jlong)
+    })
+}
+
+/// `static native void stats(long handle, long[] out)`: fills `out[0..3]`
+/// with the bytes held, the memory budget and the live groups.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_stats<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    out: JLongArray<'l>,
+) {
+    entry(&mut env, (), |env| {
+        if out.is_null() {
+            return Err(BridgeError::Ffi("the stats array is null".into()));
+        }
+        let len = env.get_array_length(&out)?;
+        if usize::try_from(len).map_or(true, |len| len < aggregate::STATS_LEN) {
+            return Err(BridgeError::Ffi(format!(
+                "the stats array holds {len} longs, {} needed",
+                aggregate::STATS_LEN
+            )));
+        }
+        let values = aggregate::stats_array(handle as u64)?;
+        env.set_long_array_region(&out, 0, &values)?;
+        Ok(())
     })
 }
 

@@ -22,7 +22,9 @@ mod budget;
 mod bundle;
 mod changelog;
 mod input;
+mod live;
 mod retract;
+mod stats;
 mod ttl;
 
 use std::sync::Arc;
@@ -43,7 +45,9 @@ use crate::types::{InputMode, Phase, RowKind, ROW_KIND_COLUMN};
 
 use bundle::{Bundle, NONE};
 use changelog::{Changelog, AFTER, BEFORE};
+use live::LiveGroups;
 use retract::retracting_rows;
+pub use stats::OperatorStats;
 
 /// One group-aggregate operator instance (one Flink subtask).
 #[derive(Debug)]
@@ -64,7 +68,7 @@ pub struct GroupAggOperator {
     /// Global phase: per-bundle accumulators indexed by bundle slot.
     bundle_accs: Vec<Box<dyn GroupAccumulator>>,
     /// By group id: whether the group has state (Flink's accState != null).
-    live: Vec<bool>,
+    live: LiveGroups,
     bundle: Bundle,
     order: JavaHashMapOrder,
     budget: MemoryBudget,
@@ -242,7 +246,7 @@ impl GroupAggOperator {
             specializations: admitted.specializations,
             accs,
             bundle_accs,
-            live: Vec::new(),
+            live: LiveGroups::default(),
             bundle: Bundle::new(visible, calls.len()),
             order: JavaHashMapOrder::default(),
             key_arrow,
@@ -274,17 +278,6 @@ impl GroupAggOperator {
     /// [`flush`](Self::flush) return.
     pub fn output_schema(&self) -> SchemaRef {
         self.schema.clone()
-    }
-
-    /// Number of groups with state (single, global) or in the open bundle
-    /// (local).
-    pub fn num_groups(&self) -> usize {
-        self.live.iter().filter(|&&l| l).count()
-    }
-
-    /// Bytes of state and bundle held now, measured.
-    pub fn memory_used(&self) -> usize {
-        self.measure()
     }
 
     fn measure(&self) -> usize {
@@ -405,7 +398,7 @@ impl GroupAggOperator {
         for acc in &mut self.accs {
             acc.resize(n);
         }
-        self.live.resize(n, false);
+        self.live.resize(n);
         self.bundle.grow(n);
     }
 
@@ -470,7 +463,7 @@ impl GroupAggOperator {
         self.ids = ids;
         let traced = traced?;
         for &g in &self.ids {
-            self.live[g as usize] = true;
+            self.live.set(g as usize);
         }
         let ids = std::mem::take(&mut self.ids);
         self.touch(&ids);
@@ -617,7 +610,7 @@ impl GroupAggOperator {
             })?;
         }
         for &g in &self.ids {
-            self.live[g as usize] = true;
+            self.live.set(g as usize);
         }
         Ok(())
     }
@@ -860,7 +853,7 @@ impl GroupAggOperator {
             }
         }
         for &g in &groups {
-            self.live[g as usize] = true;
+            self.live.set(g as usize);
         }
         self.clear_groups(&emptied);
         self.touch_live(&groups);
@@ -1016,7 +1009,7 @@ impl GroupAggOperator {
                 col += width;
             }
             for &g in ids {
-                self.live[g as usize] = true;
+                self.live.set(g as usize);
             }
             self.touch(ids);
         }

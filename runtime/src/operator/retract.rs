@@ -68,7 +68,7 @@ impl GroupAggOperator {
             acc.clear(groups);
         }
         for &g in groups {
-            self.live[g as usize] = false;
+            self.live.unset(g as usize);
         }
     }
 
@@ -81,7 +81,7 @@ impl GroupAggOperator {
             let retract = input.row_kinds.is_some_and(|k| is_retract(k[i]));
             let ok = self.live[g as usize] || !retract;
             if ok {
-                self.live[g as usize] = true;
+                self.live.set(g as usize);
             }
             accept.push(ok);
         }
@@ -282,7 +282,7 @@ impl GroupAggOperator {
                 continue;
             }
             let g = piece_ids[j];
-            self.live[g as usize] = true;
+            self.live.set(g as usize);
             let (src, idx) = prev_src[j];
             if fate.empties {
                 if !fate.first {

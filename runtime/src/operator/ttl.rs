@@ -59,7 +59,7 @@ impl GroupAggOperator {
     }
 
     fn expired(&self, g: usize, ttl: i64) -> bool {
-        self.live.get(g).copied().unwrap_or(false)
+        self.live.is_live(g)
             && self
                 .retention
                 .written

@@ -9,7 +9,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
  * One native group-aggregate operator with its Arrow plumbing: the C Data Interface structs are
- * allocated once and reused for every batch. Not thread-safe.
+ * allocated once and reused for every batch. It also adds up the time spent in its native calls
+ * ({@link #nativeNanos}). Not thread-safe: one thread (the operator's) makes every call.
  */
 public final class ArrowAggregate implements AutoCloseable {
 
@@ -21,6 +22,8 @@ public final class ArrowAggregate implements AutoCloseable {
     private ArrowSchema outSchema;
     private final CDataDictionaryProvider dictionaries = new CDataDictionaryProvider();
     private long handle;
+    /** Nanoseconds spent inside native calls on this operator, creation included. */
+    private long nativeNanos;
 
     /**
      * Creates the native operator.
@@ -32,7 +35,9 @@ public final class ArrowAggregate implements AutoCloseable {
     public ArrowAggregate(String planJson, BufferAllocator allocator) {
         NativeAggregate.ensureLoaded();
         this.allocator = allocator;
+        long start = System.nanoTime();
         this.handle = NativeAggregate.create(planJson);
+        this.nativeNanos = System.nanoTime() - start;
         this.inArray = ArrowArray.allocateNew(allocator);
         this.inSchema = ArrowSchema.allocateNew(allocator);
         this.outArray = ArrowArray.allocateNew(allocator);
@@ -65,6 +70,7 @@ public final class ArrowAggregate implements AutoCloseable {
         checkOpen();
         Data.exportVectorSchemaRoot(allocator, batch, null, inArray, inSchema);
         boolean emitted;
+        long start = System.nanoTime();
         try {
             emitted =
                     NativeAggregate.process(
@@ -74,6 +80,7 @@ public final class ArrowAggregate implements AutoCloseable {
                             outArray.memoryAddress(),
                             outSchema.memoryAddress());
         } finally {
+            nativeNanos += System.nanoTime() - start;
             // No-ops when the native side took the export over, as it does unless the
             // addresses were refused.
             inArray.release();
@@ -85,8 +92,13 @@ public final class ArrowAggregate implements AutoCloseable {
     /** Finishes the open bundle; returns its rows (the caller closes the root), or null. */
     public VectorSchemaRoot flush() {
         checkOpen();
-        boolean emitted =
-                NativeAggregate.flush(handle, outArray.memoryAddress(), outSchema.memoryAddress());
+        boolean emitted;
+        long start = System.nanoTime();
+        try {
+            emitted = NativeAggregate.flush(handle, outArray.memoryAddress(), outSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
         return emitted ? importOutput() : null;
     }
 
@@ -102,25 +114,78 @@ public final class ArrowAggregate implements AutoCloseable {
     /** See {@link NativeAggregate#snapshot}. */
     public byte[][] snapshot() {
         checkOpen();
-        return NativeAggregate.snapshot(handle);
+        long start = System.nanoTime();
+        try {
+            return NativeAggregate.snapshot(handle);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+    }
+
+    /** {@link NativeAggregate#keyGroupOf}, with its time counted in {@link #nativeNanos}. */
+    public int keyGroupOf(byte[] payload) {
+        long start = System.nanoTime();
+        try {
+            return NativeAggregate.keyGroupOf(payload);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
     }
 
     /** See {@link NativeAggregate#restore}. */
     public void restore(byte[][] payloads) {
         checkOpen();
-        NativeAggregate.restore(handle, payloads);
+        long start = System.nanoTime();
+        try {
+            NativeAggregate.restore(handle, payloads);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
     }
 
     /** Bytes of state and bundle the native operator holds. */
     public long memoryUsed() {
         checkOpen();
-        return NativeAggregate.memoryUsed(handle);
+        long start = System.nanoTime();
+        try {
+            return NativeAggregate.memoryUsed(handle);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+    }
+
+    /**
+     * Fills {@code out} with bytes held, budget and groups (see {@link NativeAggregate#stats} for
+     * the layout and the cost).
+     */
+    public void stats(long[] out) {
+        checkOpen();
+        long start = System.nanoTime();
+        try {
+            NativeAggregate.stats(handle, out);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
     }
 
     /** Sets the processing time (ms) state TTL is judged by; sweeps expired state. */
     public void setTime(long nowMs) {
         checkOpen();
-        NativeAggregate.setTime(handle, nowMs);
+        long start = System.nanoTime();
+        try {
+            NativeAggregate.setTime(handle, nowMs);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+    }
+
+    /**
+     * Nanoseconds spent inside this operator's native calls so far (create, process, flush,
+     * snapshot, restore, setTime, stats, memoryUsed, keyGroupOf, close), by {@link
+     * System#nanoTime}. Read it on the thread that makes the calls.
+     */
+    public long nativeNanos() {
+        return nativeNanos;
     }
 
     /** The native handle (0 once closed). */
@@ -142,9 +207,11 @@ public final class ArrowAggregate implements AutoCloseable {
         }
         long closing = handle;
         handle = 0;
+        long start = System.nanoTime();
         try {
             NativeAggregate.close(closing);
         } finally {
+            nativeNanos += System.nanoTime() - start;
             inArray.close();
             inSchema.close();
             outArray.close();

@@ -63,6 +63,27 @@ public final class NativeAggregate {
     /** Bytes of state and bundle the operator holds. */
     public static native long memoryUsed(long handle);
 
+    /** Index in a {@link #stats} array: bytes of state and bundle held (as {@link #memoryUsed}). */
+    public static final int STATS_MEMORY_USED = 0;
+
+    /** Index in a {@link #stats} array: the memory budget in bytes. */
+    public static final int STATS_MEMORY_BUDGET = 1;
+
+    /** Index in a {@link #stats} array: groups with state (local phase: in the open bundle). */
+    public static final int STATS_GROUPS = 2;
+
+    /** Length of a {@link #stats} array. */
+    public static final int STATS_LENGTH = 3;
+
+    /**
+     * Writes the operator's size into {@code out} (at least {@link #STATS_LENGTH} longs, indexed
+     * by the {@code STATS_*} constants). The group count is O(1); the bytes are measured, which
+     * is O(1) for fixed-width state and walks the groups for string or retracting MIN/MAX, so
+     * callers on a hot path rate-limit it. Like every call on a handle, only from the thread
+     * that owns the operator.
+     */
+    public static native void stats(long handle, long[] out);
+
     /** Sets the processing time (ms) the operator's state TTL is judged by. */
     public static native void setTime(long handle, long nowMs);
 

@@ -49,6 +49,11 @@ import dev.aggforge.flink.nativelib.NativeAggregate;
  *
  * <p>The operator runs after the hash exchange on the group keys (or, for the local phase,
  * before it) and needs no key context per record: the runtime hashes keys itself.
+ *
+ * <p>Metrics ({@link NativeOperatorMetrics}, subgroup {@code aggforge}): the counters are updated
+ * on every batch; the native sizes (bytes, groups, budget) come from a {@code stats} call this
+ * operator's thread makes at most once per {@link #STATS_INTERVAL_NANOS} after a native call,
+ * and always after open/restore, before a checkpoint barrier and at end of input.
  */
 public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData>
         implements OneInputStreamOperator<RowData, RowData>, BoundedOneInput {
@@ -61,6 +66,12 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
     /** Input rows handed to native operators in this JVM. */
     public static final AtomicLong ROWS = new AtomicLong();
 
+    /**
+     * Least time between two native {@code stats} calls on the batch path: the bytes are measured,
+     * which walks the groups for string or retracting MIN/MAX state.
+     */
+    static final long STATS_INTERVAL_NANOS = 1_000_000_000L;
+
     private final NativeOperatorSpec spec;
 
     private transient BufferAllocator allocator;
@@ -71,6 +82,11 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
     private transient long bundleCount;
     /** Whether a max-delay timer is registered and has not fired yet. */
     private transient boolean delayTimerPending;
+    private transient NativeOperatorMetrics metrics;
+    /** Reused {@code stats} array (operator thread only). */
+    private transient long[] stats;
+    /** {@link System#nanoTime} of the last {@code stats} call. */
+    private transient long statsPublishedAt;
 
     /** An operator for {@code spec}. */
     public NativeGroupAggOperator(NativeOperatorSpec spec) {
@@ -80,6 +96,11 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
     /** What the operator runs. */
     public NativeOperatorSpec spec() {
         return spec;
+    }
+
+    /** The operator's metrics (null before it is initialized). */
+    public NativeOperatorMetrics metrics() {
+        return metrics;
     }
 
     /**
@@ -110,7 +131,27 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
                         allocator, spec.inputType(), spec.columns(), spec.withRowKind(), capacity);
         reader = new ArrowToRowData(spec.outputType());
         outRecord = new StreamRecord<>(null);
+        stats = new long[NativeAggregate.STATS_LENGTH];
+        metrics = NativeOperatorMetrics.register(getMetricGroup());
         OPENED.incrementAndGet();
+    }
+
+    /**
+     * Copies native values into the metrics, on the operator thread (readers never call native
+     * code): the native time always, the sizes when {@code force} or after {@link
+     * #STATS_INTERVAL_NANOS}.
+     */
+    private void publishMetrics(boolean force) {
+        if (aggregate == null) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (force || now - statsPublishedAt >= STATS_INTERVAL_NANOS) {
+            aggregate.stats(stats);
+            metrics.publishStats(stats);
+            statsPublishedAt = now;
+        }
+        metrics.publishNativeNanos(aggregate.nativeNanos());
     }
 
     @Override
@@ -132,6 +173,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
             aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
             aggregate.restore(payloads.values().toArray(new byte[0][]));
         }
+        publishMetrics(true);
     }
 
     /** A key group's payload: an int length then the bytes; length 0 (or nothing) is none. */
@@ -156,6 +198,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         super.open();
         ensureNative();
         bundleCount = 0;
+        publishMetrics(true);
     }
 
     @Override
@@ -201,7 +244,9 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         // The native side is done with the batch once process returns.
         transposer.reset();
         ROWS.addAndGet(rows);
+        metrics.batchIn(rows);
         emit(out);
+        publishMetrics(false);
     }
 
     /** Flink's finishBundle (bundled modes), or just the pending rows (immediate). */
@@ -214,6 +259,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
             aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
             emit(aggregate.flush());
             bundleCount = 0;
+            publishMetrics(false);
         }
     }
 
@@ -227,6 +273,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
             for (int i = 0; i < rows; i++) {
                 output.collect(outRecord.replace(reader.read(i)));
             }
+            metrics.batchOut(rows);
         }
     }
 
@@ -240,6 +287,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
         super.prepareSnapshotPreBarrier(checkpointId);
         finishBundle();
+        publishMetrics(true);
     }
 
     @Override
@@ -251,8 +299,9 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         byte[][] payloads = aggregate.snapshot();
         Map<Integer, byte[]> byGroup = new HashMap<>();
         for (byte[] payload : payloads) {
-            byGroup.put(NativeAggregate.keyGroupOf(payload), payload);
+            byGroup.put(aggregate.keyGroupOf(payload), payload);
         }
+        publishMetrics(false);
         KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
         KeyGroupsList range = out.getKeyGroupList();
         for (int keyGroup : byGroup.keySet()) {
@@ -280,11 +329,13 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
     @Override
     public void endInput() throws Exception {
         finishBundle();
+        publishMetrics(true);
     }
 
     @Override
     public void finish() throws Exception {
         finishBundle();
+        publishMetrics(true);
         super.finish();
     }
 
@@ -293,6 +344,8 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         try {
             if (aggregate != null) {
                 aggregate.close();
+                // The sizes keep their last values; the time includes the close.
+                metrics.publishNativeNanos(aggregate.nativeNanos());
             }
             if (transposer != null) {
                 transposer.close();

@@ -156,6 +156,28 @@ class NativeAggregateTest {
     }
 
     @Test
+    void statsReportBytesBudgetAndGroupsAndTimeAddsUp() {
+        long[] stats = new long[NativeAggregate.STATS_LENGTH];
+        try (ArrowAggregate agg = new ArrowAggregate(plan("immediate"), allocator)) {
+            agg.stats(stats);
+            assertEquals(0, stats[NativeAggregate.STATS_GROUPS]);
+            assertEquals(16_777_216, stats[NativeAggregate.STATS_MEMORY_BUDGET]);
+            long before = agg.nativeNanos();
+            lines(agg.process(batch(new Object[] {1, 1L, "a"}, new Object[] {2, 2L, "b"}, new Object[] {1, 3L, "c"})));
+            assertTrue(agg.nativeNanos() > before, "process time is counted");
+            agg.stats(stats);
+            assertEquals(2, stats[NativeAggregate.STATS_GROUPS], "keys 1 and 2");
+            assertEquals(agg.memoryUsed(), stats[NativeAggregate.STATS_MEMORY_USED]);
+            assertTrue(stats[NativeAggregate.STATS_MEMORY_USED] > 0);
+            AggforgeNativeException shortArray =
+                    assertThrows(AggforgeNativeException.class, () -> agg.stats(new long[2]));
+            assertTrue(shortArray.getMessage().contains("3 needed"), shortArray.getMessage());
+            assertThrows(AggforgeNativeException.class, () -> agg.stats(null));
+            assertThrows(AggforgeNativeException.class, () -> NativeAggregate.stats(0, stats));
+        }
+    }
+
+    @Test
     void errorsBecomeExceptionsWithTheNativeMessage() {
         AggforgeNativeException badPlan =
                 assertThrows(
