@@ -163,7 +163,7 @@ class NativeOperatorMetricsTest {
         tableConfig.setString("table.exec.aggforge.memory-budget", BUDGET + " b");
         tableConfig.setString("table.exec.aggforge.batch-size", Integer.toString(BATCH_SIZE));
         tableOptions.forEach(tableConfig::setString);
-        tEnv.executeSql("LOAD MODULE aggforge");
+        tableConfig.setString("table.exec.aggforge.enabled", "true");
         DataStream<RowData> stream =
                 env.fromSource(
                                 new DataGeneratorSource<>(
