@@ -1,6 +1,7 @@
 package dev.aggforge.flink.shim;
 
 import java.util.concurrent.CompletableFuture;
+import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobSubmissionResult;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
@@ -15,8 +16,19 @@ import org.apache.flink.streaming.api.graph.StreamGraph;
 public final class FlinkTestShim {
     private FlinkTestShim() {}
 
-    /** Flink 2.x: the MiniCluster takes the StreamGraph itself (an ExecutionPlan). */
+    /**
+     * Flink 2.x: the MiniCluster takes the StreamGraph itself (an ExecutionPlan). A graph from
+     * {@code env.getStreamGraph()} has no job id; Flink 2.3's MiniCluster wraps the plan in a
+     * SingleJobApplication, whose StreamGraph.getJobID() then fails (NPE; 2.2 accepted it), so
+     * give it one as PipelineExecutorUtils.getStreamGraph does.
+     */
     public static CompletableFuture<JobSubmissionResult> submit(MiniCluster cluster, StreamGraph graph)
+            throws Exception {
+        graph.setJobId(new JobID());
+        return submitPlan(cluster, graph);
+    }
+
+    private static CompletableFuture<JobSubmissionResult> submitPlan(MiniCluster cluster, StreamGraph graph)
             throws Exception {
         graph.serializeUserDefinedInstances();
         return cluster.submitJob(graph);
@@ -26,7 +38,7 @@ public final class FlinkTestShim {
     public static CompletableFuture<JobSubmissionResult> submit(
             MiniCluster cluster, Pipeline pipeline, Configuration jobConfig, ClassLoader userClassLoader)
             throws Exception {
-        return submit(cluster, PipelineExecutorUtils.getStreamGraph(pipeline, jobConfig));
+        return submitPlan(cluster, PipelineExecutorUtils.getStreamGraph(pipeline, jobConfig));
     }
 
     /** A sink whose writer needs no context (Flink 2.x: createWriter(WriterInitContext) only). */
