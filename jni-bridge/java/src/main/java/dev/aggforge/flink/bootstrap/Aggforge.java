@@ -4,7 +4,6 @@ import java.util.Optional;
 
 import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.api.TableEnvironment;
-import org.apache.flink.table.planner.loader.PlannerModule;
 
 /**
  * aggforge from code. With the jar in Flink's {@code lib/} (or on a class path with {@code
@@ -37,6 +36,6 @@ public final class Aggforge {
         if (PlannerBootstrap.plannerSeenBy(own)) {
             return own;
         }
-        return PlannerModule.getInstance().getSubmoduleClassLoader();
+        return PlannerBootstrap.plannerComponentLoader();
     }
 }

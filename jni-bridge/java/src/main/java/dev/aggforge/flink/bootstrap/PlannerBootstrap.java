@@ -2,6 +2,7 @@ package dev.aggforge.flink.bootstrap;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Map;
@@ -40,14 +41,12 @@ public final class PlannerBootstrap {
     private PlannerBootstrap() {}
 
     /**
-     * Installs the hook on a planner Flink has just created for {@code config}; never fails when
-     * aggforge is off.
-     *
-     * @param plannerLoader the class loader that holds Flink's planner
+     * Installs the hook on a planner Flink has just created for {@code config} behind the planner
+     * loader; never fails when aggforge is off.
      */
-    public static void plannerCreated(TableConfig config, ClassLoader plannerLoader) {
+    public static void plannerCreated(TableConfig config) {
         try {
-            install(config, plannerLoader);
+            install(config, plannerComponentLoader());
         } catch (RuntimeException | LinkageError e) {
             if (enabled(config)) {
                 throw e instanceof ValidationException
@@ -98,6 +97,28 @@ public final class PlannerBootstrap {
             }
         } catch (ClassNotFoundException | LinkageError | SecurityException e) {
             LOG.debug("aggforge: no planner loader on the class path", e);
+        }
+    }
+
+    /**
+     * The class loader of Flink's planner component, the one flink-table-planner-loader's {@code
+     * PlannerModule} keeps in its {@code submoduleClassLoader} field. Read reflectively: Flink 2.x
+     * has a public getter, 1.20 keeps the class package-private, and the field is the same in all.
+     */
+    public static ClassLoader plannerComponentLoader() {
+        try {
+            Class<?> module =
+                    Class.forName(
+                            "org.apache.flink.table.planner.loader.PlannerModule",
+                            true,
+                            PlannerBootstrap.class.getClassLoader());
+            Method getInstance = module.getDeclaredMethod("getInstance");
+            getInstance.setAccessible(true);
+            Field loader = module.getDeclaredField("submoduleClassLoader");
+            loader.setAccessible(true);
+            return (ClassLoader) loader.get(getInstance.invoke(null));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("cannot reach Flink's planner class loader", e);
         }
     }
 

@@ -10,6 +10,7 @@ import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.calcite.rel.type.RelDataType;
 import org.apache.calcite.rel.type.RelDataTypeField;
 import org.apache.flink.configuration.ReadableConfig;
+import dev.aggforge.flink.shim.FlinkShim;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.hint.StateTtlHint;
@@ -216,7 +217,7 @@ public final class AggregateDescriber {
                 }
             }
         }
-        if (config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_STATE_ENABLED)
+        if (FlinkShim.asyncStateEnabled(config)
                 && phase != AggregateDescriptor.Phase.LOCAL) {
             reasons.add("table.exec.async-state.enabled is set");
         }

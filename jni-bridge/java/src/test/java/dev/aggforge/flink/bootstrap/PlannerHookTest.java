@@ -184,9 +184,14 @@ class PlannerHookTest {
         assertEquals(2, local.countStarColumn(), local.toText());
         assertEquals(2, global.countStarColumn(), global.toText());
         // MAX over retractions keeps a multiset (a MapView) in its partial: no Arrow layout.
-        assertTrue(local.outputTypes().get(1).startsWith("STRUCTURED<"), local.outputTypes().get(1));
-        assertTrue(local.unsupported().contains("partial column 1 has type STRUCTURED<"), local.unsupported());
-        assertTrue(global.unsupported().contains("partial column 1 has type STRUCTURED<"), global.unsupported());
+        // Flink 2.x prints a structured type as STRUCTURED<'class', ...>, 1.20 as *class<...>*.
+        String partial = local.outputTypes().get(1);
+        assertTrue(
+                partial.contains("MaxWithRetractAccumulator")
+                        && (partial.startsWith("STRUCTURED<") || partial.startsWith("*")),
+                partial);
+        assertTrue(local.unsupported().contains("partial column 1 has type " + partial), local.unsupported());
+        assertTrue(global.unsupported().contains("partial column 1 has type " + partial), global.unsupported());
         assertEquals("", twoPhaseInsertOnly().unsupported());
     }
 

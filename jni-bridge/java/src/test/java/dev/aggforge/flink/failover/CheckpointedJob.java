@@ -16,9 +16,7 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
-import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -48,6 +46,7 @@ import org.apache.flink.types.RowKind;
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SharedMiniCluster;
+import dev.aggforge.flink.shim.FlinkTestShim;
 
 /**
  * One Flink SQL job submitted straight to the {@link SharedMiniCluster}, for checkpoint, failover
@@ -181,9 +180,8 @@ final class CheckpointedJob {
         if (restorePath != null) {
             graph.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(restorePath, false));
         }
-        graph.serializeUserDefinedInstances();
         MiniCluster cluster = SharedMiniCluster.cluster();
-        JobID jobId = cluster.submitJob(graph).get(30, TimeUnit.SECONDS).getJobID();
+        JobID jobId = FlinkTestShim.submit(cluster, graph).get(30, TimeUnit.SECONDS).getJobID();
         return new Running(cluster, jobId, runId, plan, probe, input.rowCount());
     }
 
@@ -431,7 +429,7 @@ final class CheckpointedJob {
     }
 
     /** Appends every row to the run's list. */
-    static final class RecordingSink implements Sink<Row> {
+    static final class RecordingSink extends FlinkTestShim.ContextFreeSink<Row> {
         private static final long serialVersionUID = 1L;
         private final String runId;
 
@@ -440,7 +438,7 @@ final class CheckpointedJob {
         }
 
         @Override
-        public SinkWriter<Row> createWriter(WriterInitContext context) {
+        protected SinkWriter<Row> openWriter() {
             List<Row> target = OUTPUT.get(runId);
             return new SinkWriter<>() {
                 @Override

@@ -2,8 +2,8 @@ package dev.aggforge.flink.harness;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
+import dev.aggforge.flink.shim.FlinkTestShim;
 
-import org.apache.flink.client.deployment.executors.PipelineExecutorUtils;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.DeploymentOptions;
 import org.apache.flink.configuration.MemorySize;
@@ -17,7 +17,6 @@ import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.runtime.minicluster.MiniClusterJobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.graph.StreamGraph;
 
 /**
  * One in-process MiniCluster for the whole test JVM, started on first use and stopped at JVM
@@ -112,9 +111,7 @@ public final class SharedMiniCluster {
                 Configuration jobConfig,
                 ClassLoader userClassLoader)
                 throws Exception {
-            StreamGraph graph = PipelineExecutorUtils.getStreamGraph(pipeline, jobConfig);
-            graph.serializeUserDefinedInstances();
-            return cluster.submitJob(graph)
+            return FlinkTestShim.submit(cluster, pipeline, jobConfig, userClassLoader)
                     .thenApply(
                             submitted ->
                                     new MiniClusterJobClient(

@@ -1,8 +1,14 @@
 package dev.aggforge.flink.harness;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -46,7 +52,31 @@ public final class SqlHarness {
         try (CloseableIterator<Row> it = changes.executeAndCollect("aggforge-harness")) {
             it.forEachRemaining(rows::add);
         }
-        return new Changelog(rows);
+        Changelog log = new Changelog(rows);
+        dump(options, sql, log);
+        return log;
+    }
+
+    /**
+     * -Daggforge.changelog.dump=FILE appends every run's changelog to FILE (the SQL, the options,
+     * then the rows: in order at parallelism 1, sorted above), so stock results can be diffed
+     * across Flink versions. Off by default.
+     */
+    private static synchronized void dump(RunOptions options, String sql, Changelog log) throws IOException {
+        String file = System.getProperty("aggforge.changelog.dump");
+        if (file == null || file.isEmpty()) {
+            return;
+        }
+        List<String> lines = new ArrayList<>(log.lines());
+        if (options.parallelism() > 1) {
+            Collections.sort(lines);
+        }
+        StringBuilder text = new StringBuilder("### ").append(sql.replace('\n', ' ')).append('\n');
+        text.append("### ").append(new TreeMap<>(options.tableConfig())).append(" p=")
+                .append(options.parallelism()).append(" updateBefore=").append(options.updateBefore()).append('\n');
+        lines.forEach(line -> text.append(line).append('\n'));
+        Files.writeString(
+                Path.of(file), text, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
 
     /** The EXPLAIN text of {@code sql} under {@code options}. */

@@ -36,7 +36,7 @@ final class FirstIntKeySelector implements RowDataKeySelector {
         return InternalTypeInfo.of(KEY);
     }
 
-    @Override
+    /** A fresh selector (Flink 2.x's RowDataKeySelector#copy; 1.20 has no such method). */
     public RowDataKeySelector copy() {
         return new FirstIntKeySelector();
     }

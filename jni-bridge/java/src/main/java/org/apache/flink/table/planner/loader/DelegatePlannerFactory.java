@@ -42,8 +42,7 @@ public class DelegatePlannerFactory extends BaseDelegateFactory<PlannerFactory>
                     .addUrlToClassLoader(parserJar(PlannerFactory.class.getClassLoader(), dialect));
         }
         Planner planner = delegate.create(context);
-        PlannerBootstrap.plannerCreated(
-                context.getTableConfig(), PlannerModule.getInstance().getSubmoduleClassLoader());
+        PlannerBootstrap.plannerCreated(context.getTableConfig());
         return planner;
     }
 
