@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: formatting, clippy with warnings denied, and all
-# tests of the workspace and the Flink module. Usage: scripts/test.sh
+# Runs every check CI runs: formatting, clippy with warnings denied, all Rust
+# tests, the Flink module's Maven tests against every supported Flink line
+# (each also packages that line's drop-in jar), and the real-cluster test
+# (scripts/cluster-test.sh: an unmodified Flink distribution from PyPI with the
+# jar in lib/ and the one option set).
+#
+# Usage: scripts/test.sh
+# Environment: AGGFORGE_FLINK_VERSIONS  Flink versions for the Maven suite
+#                                      (default "2.3.0 2.2.1 1.20.3")
+#              AGGFORGE_CLUSTER_VERSIONS Flink versions for the cluster test
+#                                      (default "2.2.1"; "" skips it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+flink_versions=${AGGFORGE_FLINK_VERSIONS-"2.3.0 2.2.1 1.20.3"}
+cluster_versions=${AGGFORGE_CLUSTER_VERSIONS-"2.2.1"}
+jars=target/flink-jars
 
 echo "== rustfmt"
 cargo fmt --all -- --check
@@ -12,5 +25,21 @@ echo "== spec check"
 cargo run --quiet --locked -p aggforge-codegen --bin aggforge -- check
 echo "== tests"
 cargo test --workspace --locked
-echo "== Flink module tests (Maven)"
-mvn -B --no-transfer-progress -f jni-bridge/java/pom.xml test
+
+rm -rf "$jars" && mkdir -p "$jars"
+native=()
+for version in $flink_versions; do
+    echo "== Flink module tests (Maven), Flink $version"
+    # The first run builds the native library; later ones package the same one.
+    mvn -B --no-transfer-progress -f jni-bridge/java/pom.xml "-Dflink.version=$version" \
+        "${native[@]}" clean package
+    native=(-Dnative.skip)
+    cp jni-bridge/java/target/aggforge-flink-"${version%.*}"-*.jar "$jars/"
+done
+ls -l "$jars"
+
+for version in $cluster_versions; do
+    echo "== real cluster, Flink $version"
+    jar=$(ls "$jars"/aggforge-flink-"${version%.*}"-*.jar)
+    FLINK_VERSION=$version CLUSTER_CHECK_METRICS=1 scripts/cluster-test.sh "$jar"
+done
