@@ -50,6 +50,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 sql_dir=$here/cluster
 check=(python3 "$here/cluster/check.py")
 
+if (($# > 1)); then
+    echo "usage: $0 [AGGFORGE_JAR] (one jar; got: $*)" >&2
+    exit 2
+fi
 flink_version=${FLINK_VERSION:-2.2.1}
 jar=${1:-${AGGFORGE_JAR:-}}
 cache=${AGGFORGE_CACHE:-$HOME/.cache/aggforge}/flink
@@ -292,7 +296,7 @@ check_jobs() {  # run mode job...
     local run=$1 mode=$2 job
     shift 2
     for job in "$@"; do
-        "${check[@]}" check-plan "$port" "aggforge-$run-$job" "$(plan_expectation "$mode")" ||
+        "${check[@]}" check-plan "$port" "aggforge-$run-$job" "$(plan_expectation "$mode")" "$work/$run/rest" ||
             die "[$run] plan check of $job"
         "${check[@]}" check-metrics "$work/$run/rest" "aggforge-$run-$job" "$(metrics_expectation "$mode")" ||
             die "[$run] metrics check of $job"

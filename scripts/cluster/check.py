@@ -11,13 +11,15 @@ Subcommands:
       While STOP_FILE is absent: poll running jobs and keep, per job, the
       latest snapshot of their operator metrics whose names contain
       "aggforge" (and how many metrics there were) in OUT_DIR.
-  check-plan PORT NAME EXPECT            (EXPECT: native | stock | report)
+  check-plan PORT NAME EXPECT SAVE_DIR   (EXPECT: native | stock | report)
       The job's plan (/jobs/<id>/plan, vertex names) contains operators
       named Aggforge* and no Flink aggregate (native), or Flink's own
-      aggregates and no Aggforge* (stock); report only prints them.
+      aggregates and no Aggforge* (stock); report only prints them. The plan
+      is saved to SAVE_DIR/plan-NAME.json.
   check-metrics OUT_DIR NAME EXPECT      (EXPECT: native | stock | report)
-      From the monitor's snapshots: native needs aggforge metrics with a
-      non-zero rows-in count, stock needs none; report only prints.
+      From the monitor's snapshots: native needs a metric whose own name
+      contains "aggforge" and rows/records-in with a non-zero count, stock
+      needs no aggforge metric at all; report only prints what was found.
   wait-checkpoint PORT JOB_ID MIN TIMEOUT
       Wait until the running job completed at least MIN checkpoints.
   wait-failover PORT JOB_ID TIMEOUT
@@ -75,7 +77,9 @@ def committed_files(directory):
 
 
 def freeze(row):
-    return tuple(sorted(row.items()))
+    # The format writes a row's fields in schema order: (name, value) pairs
+    # in that order identify it (and keep the names for messages).
+    return tuple(row.items())
 
 
 def final_table(directory):
@@ -222,10 +226,13 @@ def plan_texts(port, jid):
 STOCK_AGG_RE = re.compile(r"(?<![A-Za-z])(?:Local|Global|Incremental)?GroupAggregate\b")
 
 
-def cmd_check_plan(port, name, expect):
+def cmd_check_plan(port, name, expect, save_dir):
     job = find_job(port, name)
     if not job:
         fail(f"no job named {name}")
+    os.makedirs(save_dir, exist_ok=True)
+    with open(os.path.join(save_dir, f"plan-{name}.json"), "w", encoding="utf-8") as f:
+        json.dump(rest(port, f"/jobs/{job['jid']}/plan"), f, indent=1)
     texts = plan_texts(port, job["jid"])
     native = sorted({m for t in texts for m in re.findall(r"Aggforge\w*", t)})
     stock = sorted({m for t in texts for m in STOCK_AGG_RE.findall(t)})
@@ -244,12 +251,24 @@ def cmd_check_plan(port, name, expect):
             fail(f"{name}: no Flink GroupAggregate in the plan (the check itself is broken)")
 
 
-def is_rows_in(metric_id):
-    last = metric_id.rsplit(".", 1)[-1].lower()
-    return bool(re.search(r"(rows|records).?in", last))
+# Metric ids of a vertex are "<subtask>.<metric>" (task scope) or
+# "<subtask>.<operator>.<metric>" (operator scope).
+METRIC_ID_RE = re.compile(r"^(\d+)\.(?:([^.]+)\.)?(.+)$")
+
+
+def split_metric(metric_id):
+    m = METRIC_ID_RE.match(metric_id)
+    if not m:
+        return None, metric_id
+    return m.group(2), m.group(3)
+
+
+def is_rows_in(metric):
+    return bool(re.search(r"(rows|records).?in", metric.lower()))
 
 
 def cmd_check_metrics(out_dir, name, expect):
+    """Metrics named *aggforge* (the metric's own name, not its operator's)."""
     path = os.path.join(out_dir, f"metrics-{name}.json")
     if not os.path.exists(path):
         msg = f"{name}: no metric snapshot was taken while the job ran ({path})"
@@ -259,22 +278,33 @@ def cmd_check_metrics(out_dir, name, expect):
         fail(msg)
     with open(path, encoding="utf-8") as f:
         snap = json.load(f)
-    found = snap["aggforge"]
-    names = sorted({mid.split(".", 1)[-1] for values in found.values() for mid in values})
-    print(f"  {name}: {snap['metric_count']} metrics while running, "
-          f"{len(names)} named *aggforge*: {names if names else 'none'}")
-    rows_in = 0
-    for vertex, values in sorted(found.items()):
-        for mid, value in sorted(values.items()):
-            print(f"    {vertex[:60]}: {mid} = {value}")
-            if is_rows_in(mid):
-                try:
-                    rows_in += float(value)
-                except (TypeError, ValueError):
-                    pass
+    dedicated, on_operators = {}, {}
+    for values in snap["aggforge"].values():
+        for mid, value in values.items():
+            operator, metric = split_metric(mid)
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                value = None
+            target = dedicated if "aggforge" in metric.lower() else on_operators
+            key = (operator or "(task)", metric)
+            if value is not None:
+                target[key] = target.get(key, 0.0) + value  # summed over subtasks
+            else:
+                target.setdefault(key, None)
+    print(f"  {name}: {snap['metric_count']} metrics while running; "
+          f"{len(dedicated)} named *aggforge*, {len(on_operators)} other metrics of "
+          f"Aggforge operators")
+    for (operator, metric), value in sorted(dedicated.items()):
+        print(f"    aggforge metric {operator[:50]}.{metric} = {value}")
+    for (operator, metric), value in sorted(on_operators.items()):
+        if is_rows_in(metric):
+            print(f"    operator metric {operator[:50]}.{metric} = {value}")
+    rows_in = sum(v or 0 for (_, metric), v in dedicated.items() if is_rows_in(metric))
     if expect == "native" and rows_in <= 0:
-        fail(f"{name}: no non-zero aggforge rows-in metric (found: {names or 'none'})")
-    if expect == "stock" and found:
+        fail(f"{name}: no aggforge rows-in metric with a non-zero count "
+             f"(aggforge metrics: {sorted(m for _, m in dedicated) or 'none'})")
+    if expect == "stock" and (dedicated or on_operators):
         fail(f"{name}: the stock run reports aggforge metrics")
 
 
@@ -341,7 +371,7 @@ def main(argv):
         "compare": (cmd_compare, 3),
         "job-id": (lambda p, n, t: cmd_job_id(int(p), n, t), 3),
         "monitor": (lambda p, o, s: cmd_monitor(int(p), o, s), 3),
-        "check-plan": (lambda p, n, e: cmd_check_plan(int(p), n, e), 3),
+        "check-plan": (lambda p, n, e, d: cmd_check_plan(int(p), n, e, d), 4),
         "check-metrics": (cmd_check_metrics, 3),
         "wait-checkpoint": (lambda p, j, m, t: cmd_wait_checkpoint(int(p), j, m, t), 4),
         "wait-failover": (lambda p, j, t: cmd_wait_failover(int(p), j, t), 3),
