@@ -94,7 +94,7 @@ build_distribution() {
        ! compgen -G "$wheels/apache[-_]flink[-_]libraries-${flink_version}[-.]*" >/dev/null; then
         log "Downloading apache-flink $flink_version and apache-flink-libraries $flink_version (PyPI, ~300 MB)"
         rm -rf "$wheels.tmp"
-        python3 -m pip download --quiet --no-deps --dest "$wheels.tmp" \
+        timeout 1200 python3 -m pip download --quiet --no-deps --dest "$wheels.tmp" \
             "apache-flink==$flink_version" "apache-flink-libraries==$flink_version" ||
             die "pip download of Flink $flink_version failed"
         rm -rf "$wheels" && mv "$wheels.tmp" "$wheels"
@@ -127,7 +127,7 @@ build_distribution() {
     chmod +x "$staging"/home/bin/*.sh "$staging/home/bin/flink"
 
     log "Fetching flink-sql-gateway-$flink_version.jar (Maven Central) into opt/"
-    mvn -B -q --no-transfer-progress \
+    timeout 600 mvn -B -q --no-transfer-progress \
         org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
         "-Dartifact=org.apache.flink:flink-sql-gateway:$flink_version" \
         "-DoutputDirectory=$staging/home/opt" >"$staging/mvn.log" 2>&1 ||
@@ -293,11 +293,13 @@ metrics_expectation() {
 }
 
 check_jobs() {  # run mode job...
-    local run=$1 mode=$2 job
+    local run=$1 mode=$2 job out
     shift 2
     for job in "$@"; do
-        "${check[@]}" check-plan "$port" "aggforge-$run-$job" "$(plan_expectation "$mode")" "$work/$run/rest" ||
-            die "[$run] plan check of $job"
+        out=$("${check[@]}" check-plan "$port" "aggforge-$run-$job" "$(plan_expectation "$mode")" "$work/$run/rest") ||
+            { echo "$out"; die "[$run] plan check of $job"; }
+        echo "$out"
+        summary+=("${out#  }")
         "${check[@]}" check-metrics "$work/$run/rest" "aggforge-$run-$job" "$(metrics_expectation "$mode")" ||
             die "[$run] metrics check of $job"
     done
