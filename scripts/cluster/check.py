@@ -381,7 +381,12 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     func, _ = commands[argv[0]]
-    func(*argv[1:])
+    try:
+        func(*argv[1:])
+    except urllib.error.URLError as e:
+        fail(f"{argv[0]}: the cluster's REST API did not answer: {e}", 2)
+    except OSError as e:
+        fail(f"{argv[0]}: {e}", 2)
 
 
 if __name__ == "__main__":
