@@ -258,7 +258,7 @@ submit() {
     monitor_pid=$!
     log "[$run] bin/sql-client.sh -f $script ($rows rows at $rate rows/s per job)"
     timeout -k 10 "$job_timeout" "$home/bin/sql-client.sh" -f "$script" \
-        --history "$work/$run/sql-client.history" >"$work/$run/sql-client.out" 2>&1 &
+        --history "$work/$run/sql-client.history" </dev/null >"$work/$run/sql-client.out" 2>&1 &
     sql_pid=$!
 }
 
