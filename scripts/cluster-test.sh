@@ -279,6 +279,14 @@ await_sql() {
         die "[$run] sql-client failed (exit $rc); see $work/$run/sql-client.out and $FLINK_LOG_DIR"
     fi
     log "[$run] sql-client done: $(grep -c 'Complete execution' "$work/$run/sql-client.out" || true) job(s) finished"
+    # What aggforge's planner hook logged in the client (informative only).
+    local hook
+    hook=$(cat "$FLINK_LOG_DIR"/*sql-client*.log 2>/dev/null | grep 'aggforge: group aggregate' || true)
+    if [[ -n $hook ]]; then
+        log "[$run] aggforge planner log (client): $(grep -c 'runs natively' <<<"$hook" || true)" \
+            "'runs natively' and $(grep -c 'stays on Flink' <<<"$hook" || true) 'stays on Flink' lines"
+        grep 'stays on Flink' <<<"$hook" | sed 's/^.*aggforge: /    /' | cut -c1-300 || true
+    fi
 }
 
 plan_expectation() {  # $1: native | stock
