@@ -34,7 +34,9 @@
 #                          (default: 1 with a jar, 0 without)
 #   CLUSTER_CHECK_METRICS  1: native runs must report non-zero aggforge rows-in
 #                          metrics, stock runs none (default 0: only reported)
-#   CLUSTER_REST_PORT      18081    CLUSTER_RPC_PORT  16123
+#   CLUSTER_REST_PORT, CLUSTER_RPC_PORT
+#                          JobManager REST and RPC ports (default: free ports
+#                          picked at start, so concurrent runs do not meet)
 #   CLUSTER_ROWS           40000 rows per job
 #   CLUSTER_RPS            4000 rows/s (stock and native runs: ~10 s per job)
 #   CLUSTER_FAILOVER_RPS   1250 rows/s (failover run: ~32 s)
@@ -57,8 +59,11 @@ fi
 flink_version=${FLINK_VERSION:-2.2.1}
 jar=${1:-${AGGFORGE_JAR:-}}
 cache=${AGGFORGE_CACHE:-$HOME/.cache/aggforge}/flink
-port=${CLUSTER_REST_PORT:-18081}
-rpc_port=${CLUSTER_RPC_PORT:-16123}
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+port=${CLUSTER_REST_PORT:-$(free_port)}
+rpc_port=${CLUSTER_RPC_PORT:-$(free_port)}
 rows=${CLUSTER_ROWS:-40000}
 rps=${CLUSTER_RPS:-4000}
 failover_rps=${CLUSTER_FAILOVER_RPS:-1250}
@@ -173,8 +178,11 @@ restart-strategy.fixed-delay.delay: 2 s
 heartbeat.interval: 1000
 heartbeat.timeout: 10000
 metrics.fetcher.update-interval: 1000
+io.tmp.dirs: $dir/tmp
+web.tmpdir: $dir/tmp
 table.exec.aggforge.enabled: $aggforge_enabled
 EOF
+    mkdir -p "$dir/tmp"
 }
 
 use_run() {
@@ -201,7 +209,12 @@ start_cluster() {
     while ((SECONDS < deadline)); do
         overview=$(rest_up || true)
         if [[ $overview == *'"slots-total":2'* ]]; then
-            log "[$run] cluster up: $overview"
+            # The JobManager answering must be this run's (its io.tmp.dirs).
+            local config
+            config=$(curl -fsS --max-time 5 "http://localhost:$port/jobmanager/config" || true)
+            [[ $config == *"\"value\":\"$work/$run/tmp\""* ]] ||
+                die "localhost:$port answers, but not with this run's configuration (another cluster?)"
+            log "[$run] cluster up on localhost:$port: $overview"
             return
         fi
         sleep 1
