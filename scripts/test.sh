@@ -42,4 +42,8 @@ for version in $cluster_versions; do
     echo "== real cluster, Flink $version"
     jar=$(ls "$jars"/aggforge-flink-"${version%.*}"-*.jar)
     FLINK_VERSION=$version CLUSTER_CHECK_METRICS=1 scripts/cluster-test.sh "$jar"
+    echo "== bad configuration in a real distribution, Flink $version"
+    foreign=$(ls "$jars"/aggforge-flink-*.jar | grep -v "aggforge-flink-${version%.*}-" | head -1 || true)
+    scripts/cluster/bad-config.sh "${AGGFORGE_CACHE:-$HOME/.cache/aggforge}/flink/flink-$version" \
+        "$jar" ${foreign:+"$foreign"}
 done
