@@ -147,8 +147,10 @@ build_distribution() {
 
 # Each run gets its own copy of the distribution's conf/ with our settings
 # appended (flat keys; Flink's YAML reader merges them with the nested
-# defaults, the appended value winning) and its own log/, pid/ and output
-# directories. bin/* and the SQL client read FLINK_CONF_DIR.
+# defaults, the appended value winning) and its own log/, pid/, tmp/ and
+# output directories (a TaskManager killed with -9 leaves its temporary
+# files behind: they stay in the run's tmp/). bin/* and the SQL client read
+# FLINK_CONF_DIR.
 write_conf() {
     local run=$1 aggforge_enabled=$2 dir=$work/$1
     mkdir -p "$dir"
@@ -180,6 +182,7 @@ heartbeat.timeout: 10000
 metrics.fetcher.update-interval: 1000
 io.tmp.dirs: $dir/tmp
 web.tmpdir: $dir/tmp
+env.java.opts.taskmanager: -Djava.io.tmpdir=$dir/tmp
 table.exec.aggforge.enabled: $aggforge_enabled
 EOF
     mkdir -p "$dir/tmp"

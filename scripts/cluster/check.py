@@ -347,7 +347,13 @@ def cmd_wait_failover(port, jid, timeout):
 
 
 def cmd_check_restart(port, jid):
+    # The REST API serves job details from a cache (web.refresh-interval,
+    # 3 s): right after the client saw the job finish it may still say RUNNING.
+    deadline = time.time() + 30
     job = rest(port, f"/jobs/{jid}")
+    while job["state"] not in ("FINISHED", "FAILED", "CANCELED") and time.time() < deadline:
+        time.sleep(0.5)
+        job = rest(port, f"/jobs/{jid}")
     cps = rest(port, f"/jobs/{jid}/checkpoints")
     entries = exception_entries(port, jid)
     restored = cps.get("counts", {}).get("restored", 0)
