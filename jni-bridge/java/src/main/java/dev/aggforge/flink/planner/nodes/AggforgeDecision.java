@@ -2,6 +2,9 @@ package dev.aggforge.flink.planner.nodes;
 
 import java.util.Objects;
 
+import org.apache.calcite.rel.RelWriter;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
+
 import dev.aggforge.flink.operator.NativeOperatorSpec;
 
 /**
@@ -48,5 +51,15 @@ public record AggforgeDecision(NativeOperatorSpec spec, String reason) {
      */
     public String relTypeName(String stockName) {
         return isNative() ? stockName.replace("StreamPhysical", "StreamPhysicalAggforge") : stockName;
+    }
+
+    /** EXPLAIN's terms of the stock node, with the {@code aggforge} item added. */
+    public RelWriter explainTerms(RelWriter stockTerms) {
+        return stockTerms.item("aggforge", explain());
+    }
+
+    /** The exec node: the native one built from {@code stock}'s, or {@code stock} itself. */
+    public ExecNode<?> execNode(ExecNode<?> stock, int[] grouping) {
+        return isNative() ? NativeRewrite.execNode(stock, spec, grouping) : stock;
     }
 }

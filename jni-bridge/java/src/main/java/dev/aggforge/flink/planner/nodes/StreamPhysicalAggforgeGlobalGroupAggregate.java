@@ -76,14 +76,11 @@ public final class StreamPhysicalAggforgeGlobalGroupAggregate
 
     @Override
     public RelWriter explainTerms(RelWriter pw) {
-        return super.explainTerms(pw).item("aggforge", decision.explain());
+        return decision.explainTerms(super.explainTerms(pw));
     }
 
     @Override
     public ExecNode<?> translateToExecNode() {
-        ExecNode<?> stock = super.translateToExecNode();
-        return decision.isNative()
-                ? NativeRewrite.execNode(stock, decision.spec(), grouping())
-                : stock;
+        return decision.execNode(super.translateToExecNode(), grouping());
     }
 }

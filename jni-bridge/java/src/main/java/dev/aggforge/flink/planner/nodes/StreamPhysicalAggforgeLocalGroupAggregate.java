@@ -72,14 +72,11 @@ public final class StreamPhysicalAggforgeLocalGroupAggregate extends StreamPhysi
 
     @Override
     public RelWriter explainTerms(RelWriter pw) {
-        return super.explainTerms(pw).item("aggforge", decision.explain());
+        return decision.explainTerms(super.explainTerms(pw));
     }
 
     @Override
     public ExecNode<?> translateToExecNode() {
-        ExecNode<?> stock = super.translateToExecNode();
-        return decision.isNative()
-                ? NativeRewrite.execNode(stock, decision.spec(), grouping())
-                : stock;
+        return decision.execNode(super.translateToExecNode(), grouping());
     }
 }
