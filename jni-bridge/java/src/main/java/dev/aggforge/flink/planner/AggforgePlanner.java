@@ -12,6 +12,7 @@ import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContex
 
 import dev.aggforge.flink.bootstrap.PlannerBootstrap;
 import dev.aggforge.flink.bootstrap.PlannerHook;
+import dev.aggforge.flink.planner.compiled.CompiledStockPlans;
 import dev.aggforge.flink.planner.nodes.StreamExecAggforgeGroupAggregate;
 
 /**
@@ -45,6 +46,7 @@ public final class AggforgePlanner {
             return existing.get();
         }
         StreamExecAggforgeGroupAggregate.register();
+        CompiledStockPlans.register();
         CalciteConfig calcite = calciteConfig(config);
         FlinkChainedProgram<StreamOptimizeContext> previous =
                 calcite.getStreamProgram().isDefined() ? calcite.getStreamProgram().get() : null;

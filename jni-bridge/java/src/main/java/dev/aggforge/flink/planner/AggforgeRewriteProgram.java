@@ -7,17 +7,16 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.table.api.TableConfig;
+import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.bootstrap.PlannerHook;
 import dev.aggforge.flink.plan.AggregateDescriptor;
 import dev.aggforge.flink.plan.Preflight;
-import dev.aggforge.flink.planner.nodes.AggforgeDecision;
 import dev.aggforge.flink.planner.nodes.NativeRewrite;
 
 /**
@@ -34,8 +33,6 @@ import dev.aggforge.flink.planner.nodes.NativeRewrite;
  */
 public final class AggforgeRewriteProgram
         implements FlinkOptimizeProgram<StreamOptimizeContext>, PlannerHook {
-
-    private static final Logger LOG = LoggerFactory.getLogger(AggforgeRewriteProgram.class);
 
     private final List<AggregateDescriptor> recorded = new CopyOnWriteArrayList<>();
 
@@ -68,25 +65,21 @@ public final class AggforgeRewriteProgram
             changed |= rewritten != input;
         }
         RelNode current = changed ? node.copy(node.getTraitSet(), inputs) : node;
-        Optional<AggregateDescriptor> descriptor = AggregateDescriber.describe(current, config);
-        if (descriptor.isEmpty()) {
+        if (!NativeRewrite.replaceable(current)) {
             return current;
         }
-        AggregateDescriptor described = descriptor.get();
-        recorded.add(described);
         StreamPhysicalGroupAggregateBase aggregate = (StreamPhysicalGroupAggregateBase) current;
-        AggforgeDecision decision = NativeRewrite.decide(aggregate, described, config);
-        if (decision.isNative()) {
-            LOG.info(
-                    "aggforge: group aggregate runs natively ({}):\n{}",
-                    decision.explain(),
-                    described.toText());
-        } else {
-            LOG.info(
-                    "aggforge: group aggregate stays on Flink ({}):\n{}",
-                    decision.reason(),
-                    described.toText());
+        Optional<StockAggregate> stock = StockAggregate.of(aggregate.translateToExecNode());
+        if (stock.isEmpty()) {
+            return current;
         }
-        return NativeRewrite.replace(aggregate, decision);
+        NativeRewrite.Outcome outcome =
+                NativeRewrite.decide(
+                        stock.get(),
+                        FlinkTypeFactory.toLogicalRowType(aggregate.getInput().getRowType()),
+                        ExecNodeConfig.ofTableConfig(config, false),
+                        (FlinkTypeFactory) aggregate.getCluster().getTypeFactory());
+        recorded.add(outcome.descriptor());
+        return NativeRewrite.replace(aggregate, outcome.decision());
     }
 }

@@ -1,131 +1,121 @@
 package dev.aggforge.flink.planner;
 
-import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
-import org.apache.calcite.rel.RelNode;
 import org.apache.calcite.rel.core.AggregateCall;
-import org.apache.calcite.rel.type.RelDataType;
-import org.apache.calcite.rel.type.RelDataTypeField;
 import org.apache.flink.configuration.ReadableConfig;
-import dev.aggforge.flink.shim.FlinkShim;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
-import org.apache.flink.table.planner.hint.StateTtlHint;
-import org.apache.flink.table.planner.plan.PartialFinalType;
-import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
-import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
-import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
-import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
+import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.utils.AggregateInfo;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
-import org.apache.flink.table.planner.plan.utils.ChangelogPlanUtils;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 
 import dev.aggforge.flink.arrow.ArrowTypes;
 import dev.aggforge.flink.plan.AggregateDescriptor;
+import dev.aggforge.flink.shim.FlinkShim;
+
+import scala.Option;
 
 /**
- * Extracts an {@link AggregateDescriptor} from Flink's optimized stream physical group-aggregate
- * nodes ({@link StreamPhysicalGroupAggregate}, {@link StreamPhysicalLocalGroupAggregate}, {@link
- * StreamPhysicalGlobalGroupAggregate}). Must run after Flink's changelog-mode inference (the
- * hook runs after the whole stock program), because the input mode and generateUpdateBefore are
- * read from the nodes' changelog traits, exactly as the nodes' own translateToExecNode reads them.
+ * Extracts an {@link AggregateDescriptor} from one of Flink's group-aggregate exec nodes (its
+ * fields as {@link StockAggregate}): the optimizer hook's physical nodes, translated to their
+ * stock exec nodes after Flink's changelog-mode inference, and the exec nodes of a plan compiled
+ * on stock Flink. The input mode, generateUpdateBefore, retractions and state TTL are what the
+ * node's own translation would use; so is the configuration, mini-batch included.
  */
 public final class AggregateDescriber {
 
     private AggregateDescriber() {}
 
-    /** The descriptor of {@code node}, or empty if it is not a group aggregate this hook knows. */
-    public static Optional<AggregateDescriptor> describe(RelNode node, ReadableConfig config) {
-        if (node instanceof StreamPhysicalGroupAggregate) {
-            return Optional.of(single((StreamPhysicalGroupAggregate) node, config));
+    /**
+     * The descriptor of {@code agg}.
+     *
+     * @param input the node's input row
+     * @param config the node's configuration (its persisted options over the session's)
+     * @param typeFactory the planner's type factory (the partial layouts are derived with it)
+     */
+    public static AggregateDescriptor describe(
+            StockAggregate agg, RowType input, ExecNodeConfig config, FlinkTypeFactory typeFactory) {
+        switch (agg.phase()) {
+            case LOCAL:
+                return local(agg, input, config, typeFactory);
+            case GLOBAL:
+                return global(agg, input, config, typeFactory);
+            default:
+                return single(agg, input, config);
         }
-        if (node instanceof StreamPhysicalLocalGroupAggregate) {
-            return Optional.of(local((StreamPhysicalLocalGroupAggregate) node, config));
-        }
-        if (node instanceof StreamPhysicalGlobalGroupAggregate) {
-            return Optional.of(global((StreamPhysicalGlobalGroupAggregate) node, config));
-        }
-        return Optional.empty();
     }
 
-    private static AggregateDescriptor single(StreamPhysicalGroupAggregate agg, ReadableConfig config) {
-        List<AggregateCall> calls = JavaScalaConversionUtil.toJava(agg.aggCalls());
-        boolean[] retractions =
-                AggregateUtil.deriveAggCallNeedRetractions(agg, agg.grouping().length, agg.aggCalls());
+    private static AggregateDescriptor single(
+            StockAggregate agg, RowType input, ExecNodeConfig config) {
         boolean miniBatch = config.get(ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_ENABLED);
-        List<String> reasons = new ArrayList<>();
-        if (agg.partialFinalType() != PartialFinalType.NONE) {
-            reasons.add("split distinct aggregation (" + agg.partialFinalType() + ")");
-        }
         return build(
                 agg,
-                AggregateDescriptor.Phase.SINGLE,
-                ChangelogPlanUtils.inputInsertOnly(agg),
+                input,
                 miniBatch,
-                ChangelogPlanUtils.generateUpdateBefore(agg),
+                agg.generateUpdateBefore(),
                 stateTtl(agg, config),
-                inputCalls(agg.getInput().getRowType(), calls, retractions),
+                inputCalls(input, agg),
                 -1,
                 config,
-                reasons);
+                new ArrayList<>());
     }
 
     private static AggregateDescriptor local(
-            StreamPhysicalLocalGroupAggregate agg, ReadableConfig config) {
-        List<AggregateCall> calls = JavaScalaConversionUtil.toJava(agg.aggCalls());
-        boolean[] retractions = localRetractions(agg);
+            StockAggregate agg, RowType input, ExecNodeConfig config, FlinkTypeFactory typeFactory) {
         List<String> reasons = new ArrayList<>();
-        if (agg.partialFinalType() != PartialFinalType.NONE) {
-            reasons.add("split distinct aggregation (" + agg.partialFinalType() + ")");
-        }
-        checkPartials(agg.getRowType(), agg.grouping().length, reasons);
-        boolean insertOnly = ChangelogPlanUtils.inputInsertOnly(agg);
+        checkPartials(agg.outputType(), agg.grouping().length, reasons);
         // The same AggregateInfoList the node derives its output type from: over retractions
         // Flink inserts (or reuses) a COUNT(*) whose partial counts records for the global phase.
         AggregateInfoList infos =
                 AggregateUtil.transformToStreamAggregateInfoList(
-                        (FlinkTypeFactory) agg.getCluster().getTypeFactory(),
-                        FlinkTypeFactory.toLogicalRowType(agg.getInput().getRowType()),
-                        agg.aggCalls(),
-                        retractions,
-                        !insertOnly,
+                        typeFactory,
+                        input,
+                        JavaScalaConversionUtil.toScala(agg.calls()),
+                        agg.retractions(),
+                        agg.needRetraction(),
                         false,
                         true);
         return build(
                 agg,
-                AggregateDescriptor.Phase.LOCAL,
-                insertOnly,
+                input,
                 true,
                 false,
                 0,
-                inputCalls(agg.getInput().getRowType(), calls, retractions),
+                inputCalls(input, agg),
                 countStarPartial(infos, agg.grouping().length),
                 config,
                 reasons);
     }
 
     private static AggregateDescriptor global(
-            StreamPhysicalGlobalGroupAggregate agg, ReadableConfig config) {
-        List<AggregateCall> calls = JavaScalaConversionUtil.toJava(agg.aggCalls());
-        boolean[] retractions = agg.aggCallNeedRetractions();
-        RelDataType originalInput = agg.localAggInputRowType();
-        AggregateInfoList infos = agg.localAggInfoList();
+            StockAggregate agg, RowType input, ExecNodeConfig config, FlinkTypeFactory typeFactory) {
+        List<AggregateCall> calls = agg.calls();
+        boolean[] retractions = agg.retractions();
+        RowType originalInput = agg.localAggInputRowType();
+        AggregateInfoList infos =
+                AggregateUtil.transformToStreamAggregateInfoList(
+                        typeFactory,
+                        originalInput,
+                        JavaScalaConversionUtil.toScala(calls),
+                        retractions,
+                        agg.needRetraction(),
+                        Option.apply((Object) agg.indexOfCountStar()),
+                        false,
+                        true);
         AggregateInfo[] aggInfos = infos.aggInfos();
         int countStarIndex =
                 infos.indexOfCountStar().isDefined() ? (Integer) infos.indexOfCountStar().get() : -1;
         List<String> reasons = new ArrayList<>();
-        if (agg.partialFinalType() != PartialFinalType.NONE) {
-            reasons.add("split distinct aggregation (" + agg.partialFinalType() + ")");
-        }
-        checkPartials(agg.getInput().getRowType(), agg.grouping().length, reasons);
+        checkPartials(input, agg.grouping().length, reasons);
         if (infos.distinctInfos().length > 0) {
             reasons.add("DISTINCT in a two-phase plan (distinct-view partials are not described)");
         }
@@ -160,10 +150,9 @@ public final class AggregateDescriber {
         }
         return build(
                 agg,
-                AggregateDescriptor.Phase.GLOBAL,
-                !agg.needRetraction(),
+                input,
                 true,
-                ChangelogPlanUtils.generateUpdateBefore(agg),
+                agg.generateUpdateBefore(),
                 stateTtl(agg, config),
                 described,
                 countStarColumn,
@@ -172,9 +161,8 @@ public final class AggregateDescriber {
     }
 
     private static AggregateDescriptor build(
-            StreamPhysicalGroupAggregateBase agg,
-            AggregateDescriptor.Phase phase,
-            boolean insertOnly,
+            StockAggregate agg,
+            RowType input,
             boolean miniBatch,
             boolean generateUpdateBefore,
             long stateTtlMs,
@@ -182,12 +170,13 @@ public final class AggregateDescriber {
             int countStarColumn,
             ReadableConfig config,
             List<String> reasons) {
-        RelDataType input = agg.getInput().getRowType();
+        AggregateDescriptor.Phase phase = agg.phase();
+        boolean insertOnly = !agg.needRetraction();
         List<Integer> keyColumns = new ArrayList<>();
         List<String> keyTypes = new ArrayList<>();
         for (int key : agg.grouping()) {
             keyColumns.add(key);
-            LogicalType type = fieldType(input, key);
+            LogicalType type = input.getTypeAt(key);
             keyTypes.add(typeText(type));
             if (!ArrowTypes.isSupported(type)) {
                 reasons.add("key column " + key + " has type " + type.asSummaryString());
@@ -196,7 +185,7 @@ public final class AggregateDescriber {
         if (phase != AggregateDescriptor.Phase.GLOBAL) {
             for (AggregateDescriptor.Call call : calls) {
                 for (int arg : call.args()) {
-                    LogicalType type = fieldType(input, arg);
+                    LogicalType type = input.getTypeAt(arg);
                     if (!ArrowTypes.isSupported(type)) {
                         reasons.add(
                                 call.function()
@@ -217,14 +206,15 @@ public final class AggregateDescriber {
                 }
             }
         }
-        if (FlinkShim.asyncStateEnabled(config)
-                && phase != AggregateDescriptor.Phase.LOCAL) {
+        if (FlinkShim.asyncStateEnabled(config) && phase != AggregateDescriptor.Phase.LOCAL) {
             reasons.add("table.exec.async-state.enabled is set");
         }
         long miniBatchSize =
-                miniBatch ? Math.max(0L, config.get(ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_SIZE)) : 0L;
+                miniBatch
+                        ? Math.max(0L, config.get(ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_SIZE))
+                        : 0L;
         return new AggregateDescriptor(
-                agg.getRelDetailedDescription(),
+                agg.description(),
                 phase,
                 insertOnly
                         ? AggregateDescriptor.InputMode.INSERT_ONLY
@@ -238,7 +228,7 @@ public final class AggregateDescriber {
                 keyColumns,
                 keyTypes,
                 typeTexts(input),
-                typeTexts(agg.getRowType()),
+                typeTexts(agg.outputType()),
                 countStarColumn,
                 calls,
                 String.join("; ", reasons));
@@ -259,8 +249,8 @@ public final class AggregateDescriber {
     }
 
     /** Calls whose arguments and filter are columns of the operator's own input. */
-    private static List<AggregateDescriptor.Call> inputCalls(
-            RelDataType input, List<AggregateCall> calls, boolean[] retractions) {
+    private static List<AggregateDescriptor.Call> inputCalls(RowType input, StockAggregate agg) {
+        List<AggregateCall> calls = agg.calls();
         List<AggregateDescriptor.Call> described = new ArrayList<>(calls.size());
         for (int i = 0; i < calls.size(); i++) {
             AggregateCall call = calls.get(i);
@@ -272,7 +262,7 @@ public final class AggregateDescriber {
                             call.isDistinct(),
                             call.filterArg,
                             typeText(FlinkTypeFactory.toLogicalType(call.getType())),
-                            retractions[i]));
+                            agg.retractions()[i]));
         }
         return described;
     }
@@ -289,22 +279,18 @@ public final class AggregateDescriber {
         return name;
     }
 
-    private static List<String> argTypes(RelDataType input, AggregateCall call) {
+    private static List<String> argTypes(RowType input, AggregateCall call) {
         List<String> types = new ArrayList<>();
         for (int arg : call.getArgList()) {
-            types.add(typeText(fieldType(input, arg)));
+            types.add(typeText(input.getTypeAt(arg)));
         }
         return types;
     }
 
-    private static LogicalType fieldType(RelDataType row, int index) {
-        return FlinkTypeFactory.toLogicalType(row.getFieldList().get(index).getType());
-    }
-
-    private static List<String> typeTexts(RelDataType row) {
+    private static List<String> typeTexts(RowType row) {
         List<String> types = new ArrayList<>();
-        for (RelDataTypeField field : row.getFieldList()) {
-            types.add(typeText(FlinkTypeFactory.toLogicalType(field.getType())));
+        for (LogicalType field : row.getChildren()) {
+            types.add(typeText(field));
         }
         return types;
     }
@@ -331,34 +317,17 @@ public final class AggregateDescriber {
     }
 
     /** Adds a reason for each partial column (after the keys) that has no Arrow layout. */
-    private static void checkPartials(RelDataType partials, int keyCount, List<String> reasons) {
-        List<RelDataTypeField> fields = partials.getFieldList();
-        for (int i = keyCount; i < fields.size(); i++) {
-            LogicalType type = FlinkTypeFactory.toLogicalType(fields.get(i).getType());
+    private static void checkPartials(RowType partials, int keyCount, List<String> reasons) {
+        for (int i = keyCount; i < partials.getFieldCount(); i++) {
+            LogicalType type = partials.getTypeAt(i);
             if (!ArrowTypes.isSupported(type)) {
                 reasons.add("partial column " + i + " has type " + typeText(type));
             }
         }
     }
 
-    /** The STATE_TTL hint on the node if any, else table.exec.state.ttl, in ms. */
-    private static long stateTtl(StreamPhysicalGroupAggregateBase agg, ReadableConfig config) {
-        Long hint = StateTtlHint.getStateTtlFromHintOnSingleRel(agg.hints());
-        if (hint != null) {
-            return hint;
-        }
-        return config.get(ExecutionConfigOptions.IDLE_STATE_RETENTION).toMillis();
-    }
-
-    /** The local node keeps aggCallNeedRetractions in a private field; derive it if unreadable. */
-    private static boolean[] localRetractions(StreamPhysicalLocalGroupAggregate agg) {
-        try {
-            Field field = StreamPhysicalLocalGroupAggregate.class.getDeclaredField("aggCallNeedRetractions");
-            field.setAccessible(true);
-            return (boolean[]) field.get(agg);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return AggregateUtil.deriveAggCallNeedRetractions(
-                    agg, agg.grouping().length, agg.aggCalls());
-        }
+    /** The node's state TTL in ms as its own translation reads it (STATE_TTL hint, else config). */
+    private static long stateTtl(StockAggregate agg, ExecNodeConfig config) {
+        return StateMetadata.getStateTtlForOneInputOperator(config, agg.stateMetadata());
     }
 }

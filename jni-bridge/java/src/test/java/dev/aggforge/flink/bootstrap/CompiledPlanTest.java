@@ -5,39 +5,78 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.apache.flink.api.dag.Transformation;
+import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
+import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 import org.apache.flink.table.api.CompiledPlan;
 import org.apache.flink.table.api.PlanReference;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.api.internal.TableEnvironmentImpl;
+import org.apache.flink.table.delegation.Planner;
 import org.junit.jupiter.api.Test;
 
 import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.harness.CollectingSinkFactory;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
 
-/** COMPILE PLAN / EXECUTE PLAN with native aggregates: the exec node's JSON round trip. */
+/**
+ * COMPILE PLAN / EXECUTE PLAN with native aggregates: the native exec node's JSON round trip, and
+ * plans compiled on stock Flink running natively (same changelog, other uid) with aggforge on.
+ */
 class CompiledPlanTest {
 
-    private static final String TABLES =
+    private static final String SOURCE =
             "CREATE TEMPORARY TABLE src (id BIGINT, k AS id % 16, v AS CAST(id * 7 % 1000 AS INT))"
                     + " WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',"
-                    + " 'fields.id.start' = '1', 'fields.id.end' = '5000');"
-                    + "CREATE TEMPORARY TABLE snk (k BIGINT, lo INT, hi INT, n BIGINT)"
+                    + " 'fields.id.start' = '1', 'fields.id.end' = '5000')";
+
+    private static final String BLACKHOLE =
+            "CREATE TEMPORARY TABLE snk (k BIGINT, lo INT, hi INT, n BIGINT)"
                     + " WITH ('connector' = 'blackhole')";
 
     private static final String INSERT =
             "INSERT INTO snk SELECT k, MIN(v), MAX(v), COUNT(*) FROM src GROUP BY k";
 
-    private static StreamTableEnvironment environment(boolean aggforge) {
+    /** Nested GROUP BY: the outer aggregate's input retracts; two-phase with mini-batch. */
+    private static final String NESTED =
+            "INSERT INTO snk SELECT n, COUNT(*), SUM(k) FROM"
+                    + " (SELECT k, COUNT(*) AS n FROM src GROUP BY k) GROUP BY n";
+
+    private static final RunOptions TWO_PHASE =
+            RunOptions.defaults().withMiniBatch(700).withAggPhase("TWO_PHASE");
+
+    private static StreamTableEnvironment environment(RunOptions options, boolean aggforge, String sink) {
         StreamTableEnvironment tEnv =
                 SqlHarness.environment(
-                        RunOptions.defaults()
-                                .withConfig(AggforgeOptions.ENABLED.key(), String.valueOf(aggforge)));
-        for (String ddl : TABLES.split(";")) {
-            tEnv.executeSql(ddl);
-        }
+                        options.withConfig(AggforgeOptions.ENABLED.key(), String.valueOf(aggforge)));
+        tEnv.executeSql(SOURCE);
+        tEnv.executeSql(sink);
         return tEnv;
+    }
+
+    private static StreamTableEnvironment environment(boolean aggforge) {
+        return environment(RunOptions.defaults(), aggforge, BLACKHOLE);
+    }
+
+    /** A sink recording its changelog under {@code id}, with {@code columns}. */
+    private static String collecting(String id, String columns) {
+        return "CREATE TEMPORARY TABLE snk ("
+                + columns
+                + ") WITH ('connector' = '"
+                + CollectingSinkFactory.IDENTIFIER
+                + "', 'id' = '"
+                + id
+                + "')";
     }
 
     @Test
@@ -71,5 +110,86 @@ class CompiledPlanTest {
         String json = environment(false).compilePlanSql(INSERT).asJsonString();
         assertTrue(json.contains("stream-exec-group-aggregate_1"), json);
         assertFalse(json.contains("aggforge"), json);
+    }
+
+    @Test
+    void aStockSinglePhasePlanRunsNativelyWithTheStockChangelog() throws Exception {
+        assertStockPlanParity(
+                RunOptions.defaults(), INSERT, "k BIGINT, lo INT, hi INT, n BIGINT", 5000, 1);
+    }
+
+    @Test
+    void aStockTwoPhasePlanOverRetractionsRunsNativelyWithTheStockChangelog() throws Exception {
+        // Inner local + global over 5000 rows, outer local + global over the inner's changelog.
+        assertStockPlanParity(TWO_PHASE, NESTED, "n BIGINT, c BIGINT, s BIGINT", -1, 4);
+    }
+
+    @Test
+    void aStockPlanAggforgeDoesNotRunStaysOnFlink() throws Exception {
+        assertStockPlanParity(
+                RunOptions.defaults(),
+                "INSERT INTO snk SELECT k, COUNT(DISTINCT v) FROM src GROUP BY k",
+                "k BIGINT, n BIGINT",
+                0,
+                0);
+    }
+
+    /**
+     * Compiles {@code insert} on stock Flink, executes the plan with aggforge off and on, and
+     * asserts the same changelog, {@code nativeRows} rows into native operators (-1: some), and
+     * {@code nativeOperators} native transformations, whose uids differ from the stock ones.
+     */
+    private static void assertStockPlanParity(
+            RunOptions options, String insert, String columns, long nativeRows, int nativeOperators)
+            throws Exception {
+        String id = "compiled-" + System.nanoTime();
+        String json =
+                environment(options, false, collecting(id, columns)).compilePlanSql(insert).asJsonString();
+        assertFalse(json.contains("aggforge-group-aggregate"), json);
+
+        environment(options, false, collecting(id, columns))
+                .loadPlan(PlanReference.fromJsonString(json))
+                .execute()
+                .await();
+        List<String> expected = CollectingSinkFactory.take(id);
+        assertFalse(expected.isEmpty(), "the stock run emitted nothing");
+
+        StreamTableEnvironment on = environment(options, true, collecting(id, columns));
+        assertEquals(nativeOperators, nativeUids(on, json).size(), json);
+        for (String uid : nativeUids(on, json)) {
+            assertTrue(uid.endsWith("_aggforge-group-aggregate"), uid);
+        }
+        long rowsBefore = NativeGroupAggOperator.ROWS.get();
+        on.loadPlan(PlanReference.fromJsonString(json)).execute().await();
+        long rows = NativeGroupAggOperator.ROWS.get() - rowsBefore;
+        if (nativeRows >= 0) {
+            assertEquals(nativeRows, rows);
+        } else {
+            assertTrue(rows > 0, "no row reached a native operator");
+        }
+        assertEquals(expected, CollectingSinkFactory.take(id), insert);
+    }
+
+    /** The uids of the native operators {@code json} translates to in {@code tEnv}. */
+    private static List<String> nativeUids(StreamTableEnvironment tEnv, String json)
+            throws Exception {
+        Planner planner = ((TableEnvironmentImpl) tEnv).getPlanner();
+        List<String> uids = new ArrayList<>();
+        Deque<Transformation<?>> pending =
+                new ArrayDeque<>(planner.translatePlan(planner.loadPlan(PlanReference.fromJsonString(json))));
+        Set<Transformation<?>> seen = new HashSet<>();
+        while (!pending.isEmpty()) {
+            Transformation<?> t = pending.pop();
+            if (!seen.add(t)) {
+                continue;
+            }
+            if (t instanceof OneInputTransformation<?, ?> one
+                    && one.getOperatorFactory() instanceof SimpleOperatorFactory<?> factory
+                    && factory.getOperator() instanceof NativeGroupAggOperator) {
+                uids.add(t.getUid());
+            }
+            pending.addAll(t.getInputs());
+        }
+        return uids;
     }
 }

@@ -1,20 +1,22 @@
 package dev.aggforge.flink.planner.nodes;
 
-import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
 
 import org.apache.calcite.rel.RelNode;
-import org.apache.flink.table.api.TableConfig;
+import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeBase;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 import org.apache.flink.table.types.logical.RowType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.arrow.ArrowTypes;
@@ -26,6 +28,8 @@ import dev.aggforge.flink.plan.AggregateDescriptor.Call;
 import dev.aggforge.flink.plan.AggregateDescriptor.InputMode;
 import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
 import dev.aggforge.flink.plan.Preflight;
+import dev.aggforge.flink.planner.AggregateDescriber;
+import dev.aggforge.flink.planner.StockAggregate;
 
 /**
  * Decides what runs a Flink group-aggregate node ({@link #decide}: the operator spec, that is the
@@ -38,7 +42,16 @@ public final class NativeRewrite {
     /** Max parallelism written into planned plans; the operator sets the job's real value. */
     static final int PLANNED_MAX_PARALLELISM = 128;
 
+    private static final Logger LOG = LoggerFactory.getLogger(NativeRewrite.class);
+
     private NativeRewrite() {}
+
+    /** Whether {@code node} is one of the group-aggregate nodes {@link #replace} handles. */
+    public static boolean replaceable(RelNode node) {
+        return node instanceof StreamPhysicalGroupAggregate
+                || node instanceof StreamPhysicalLocalGroupAggregate
+                || node instanceof StreamPhysicalGlobalGroupAggregate;
+    }
 
     /**
      * The node that takes {@code node}'s place: the same aggregate with aggforge's decision
@@ -60,12 +73,42 @@ public final class NativeRewrite {
         throw new IllegalArgumentException("unknown aggregate node " + node.getClass().getName());
     }
 
+    /** A described aggregate and what aggforge decided for it. */
+    public record Outcome(AggregateDescriptor descriptor, AggforgeDecision decision) {}
+
     /**
-     * Decides whether {@code node}, described by {@code descriptor}, runs natively: the Java
+     * Describes the group aggregate of Flink's exec node {@code stock}, decides whether it runs
+     * natively and logs the decision with the descriptor.
+     *
+     * @param input the node's input row
+     * @param config the node's configuration (its persisted options over the session's)
+     * @param typeFactory the planner's type factory
+     */
+    public static Outcome decide(
+            StockAggregate stock, RowType input, ExecNodeConfig config, FlinkTypeFactory typeFactory) {
+        AggregateDescriptor descriptor =
+                AggregateDescriber.describe(stock, input, config, typeFactory);
+        AggforgeDecision decision = decide(descriptor, input, stock.outputType(), config);
+        if (decision.isNative()) {
+            LOG.info(
+                    "aggforge: group aggregate runs natively ({}):\n{}",
+                    decision.explain(),
+                    descriptor.toText());
+        } else {
+            LOG.info(
+                    "aggforge: group aggregate stays on Flink ({}):\n{}",
+                    decision.reason(),
+                    descriptor.toText());
+        }
+        return new Outcome(descriptor, decision);
+    }
+
+    /**
+     * Decides whether the aggregate described by {@code descriptor} runs natively: the Java
      * side's checks, the Arrow layouts, then the runtime's admission.
      */
-    public static AggforgeDecision decide(
-            StreamPhysicalGroupAggregateBase node, AggregateDescriptor descriptor, TableConfig config) {
+    static AggforgeDecision decide(
+            AggregateDescriptor descriptor, RowType inputType, RowType outputType, ReadableConfig config) {
         if (!descriptor.supportedByJavaSide()) {
             return AggforgeDecision.stock(descriptor.unsupported());
         }
@@ -75,8 +118,6 @@ public final class NativeRewrite {
                             + AggforgeOptions.BUNDLED_ENABLED.key()
                             + "=false)");
         }
-        RowType inputType = FlinkTypeFactory.toLogicalRowType(node.getInput().getRowType());
-        RowType outputType = FlinkTypeFactory.toLogicalRowType(node.getRowType());
         int[] columns = usedColumns(descriptor);
         boolean withRowKind =
                 descriptor.input() == InputMode.RETRACTING && descriptor.phase() != Phase.GLOBAL;
@@ -204,19 +245,4 @@ public final class NativeRewrite {
                 base.getDescription());
     }
 
-    /** Reads a private field a Flink (Scala) node keeps no accessor for. */
-    static <T> T privateField(Object owner, String name, Class<T> type) {
-        for (Class<?> c = owner.getClass(); c != null; c = c.getSuperclass()) {
-            try {
-                Field field = c.getDeclaredField(name);
-                field.setAccessible(true);
-                return type.cast(field.get(owner));
-            } catch (NoSuchFieldException e) {
-                // Declared further up.
-            } catch (IllegalAccessException e) {
-                throw new IllegalStateException("cannot read " + name + " of " + owner.getClass(), e);
-            }
-        }
-        throw new IllegalStateException(owner.getClass() + " has no field " + name);
-    }
 }

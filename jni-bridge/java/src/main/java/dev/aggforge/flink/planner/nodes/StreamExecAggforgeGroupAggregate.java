@@ -22,6 +22,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.SingleTransformationTranslator;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecNode;
 import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.TransformationMetadata;
 import org.apache.flink.table.planner.plan.utils.ExecNodeMetadataUtil;
 import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
 import org.apache.flink.table.runtime.keyselector.RowDataKeySelector;
@@ -131,11 +132,26 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     protected Transformation<RowData> translateToPlanInternal(
             PlannerBase planner, ExecNodeConfig config) {
         checkExecutable(config);
-        ExecEdge inputEdge = getInputEdges().get(0);
+        return translateNative(
+                this, planner, createTransformationMeta(TRANSFORMATION, config), spec, grouping);
+    }
+
+    /**
+     * The transformation running {@code spec} natively in {@code node}'s place: the input edge's
+     * transformation, then {@link NativeGroupAggOperator} keyed by {@code grouping} (the local
+     * phase is not keyed).
+     */
+    @SuppressWarnings("unchecked")
+    public static Transformation<RowData> translateNative(
+            ExecNodeBase<RowData> node,
+            PlannerBase planner,
+            TransformationMetadata meta,
+            NativeOperatorSpec spec,
+            int[] grouping) {
+        ExecEdge inputEdge = node.getInputEdges().get(0);
         Transformation<RowData> input = (Transformation<RowData>) inputEdge.translateToPlan(planner);
         RowType inputRowType = (RowType) inputEdge.getOutputType();
         SimpleOperatorFactory<RowData> factory =
@@ -144,9 +160,9 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
         OneInputTransformation<RowData, RowData> transform =
                 ExecNodeUtil.createOneInputTransformation(
                         input,
-                        createTransformationMeta(TRANSFORMATION, config),
+                        meta,
                         factory,
-                        InternalTypeInfo.of((RowType) getOutputType()),
+                        InternalTypeInfo.of((RowType) node.getOutputType()),
                         input.getParallelism(),
                         false);
         if (spec.mode().keyed()) {

@@ -8,6 +8,8 @@ import org.apache.calcite.rel.RelWriter;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 
+import dev.aggforge.flink.planner.StockAggregate;
+
 import scala.Option;
 
 /**
@@ -32,7 +34,7 @@ public final class StreamPhysicalAggforgeGlobalGroupAggregate
                 traits,
                 input,
                 decision,
-                (Option<Object>) NativeRewrite.privateField(original, "indexOfCountStar", Option.class));
+                (Option<Object>) StockAggregate.field(original, "indexOfCountStar", Option.class));
     }
 
     private StreamPhysicalAggforgeGlobalGroupAggregate(

@@ -8,6 +8,8 @@ import org.apache.calcite.rel.RelWriter;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 
+import dev.aggforge.flink.planner.StockAggregate;
+
 /**
  * The local phase of a two-phase group aggregate aggforge has decided on: native, or Flink's own
  * with the reason in EXPLAIN (see {@link StreamPhysicalAggforgeGroupAggregate}).
@@ -29,8 +31,8 @@ public final class StreamPhysicalAggforgeLocalGroupAggregate extends StreamPhysi
                 traits,
                 input,
                 decision,
-                NativeRewrite.privateField(original, "aggCallNeedRetractions", boolean[].class),
-                NativeRewrite.privateField(original, "needRetraction", Boolean.class));
+                StockAggregate.field(original, "aggCallNeedRetractions", boolean[].class),
+                StockAggregate.field(original, "needRetraction", Boolean.class));
     }
 
     private StreamPhysicalAggforgeLocalGroupAggregate(
