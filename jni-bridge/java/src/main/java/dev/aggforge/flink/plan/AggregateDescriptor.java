@@ -9,7 +9,8 @@ import java.util.stream.Collectors;
 
 /**
  * Everything the native runtime needs to know about one Flink group-aggregate operator, extracted
- * from the optimized physical plan by {@link AggregateDescriber}.
+ * from Flink's exec node (of an optimized plan, or of a compiled one) by the planner's
+ * {@code AggregateDescriber}.
  *
  * <p>Column indexes refer to the operator's input row. For the global phase a call's {@code args}
  * are its partial (accumulator) columns in the input, while {@code argTypes} stay the types of the

@@ -17,6 +17,7 @@ import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.bootstrap.PlannerHook;
 import dev.aggforge.flink.plan.AggregateDescriptor;
 import dev.aggforge.flink.plan.Preflight;
+import dev.aggforge.flink.planner.describe.StockAggregate;
 import dev.aggforge.flink.planner.nodes.NativeRewrite;
 
 /**

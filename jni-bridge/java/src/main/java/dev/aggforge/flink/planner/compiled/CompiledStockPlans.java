@@ -17,7 +17,7 @@ import org.apache.flink.table.planner.plan.utils.ExecNodeMetadataUtil;
 import org.apache.flink.table.types.logical.RowType;
 
 import dev.aggforge.flink.plan.Preflight;
-import dev.aggforge.flink.planner.StockAggregate;
+import dev.aggforge.flink.planner.describe.StockAggregate;
 import dev.aggforge.flink.planner.nodes.AggforgeDecision;
 import dev.aggforge.flink.planner.nodes.NativeRewrite;
 import dev.aggforge.flink.planner.nodes.StreamExecAggforgeGroupAggregate;

@@ -28,8 +28,8 @@ import dev.aggforge.flink.plan.AggregateDescriptor.Call;
 import dev.aggforge.flink.plan.AggregateDescriptor.InputMode;
 import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
 import dev.aggforge.flink.plan.Preflight;
-import dev.aggforge.flink.planner.AggregateDescriber;
-import dev.aggforge.flink.planner.StockAggregate;
+import dev.aggforge.flink.planner.describe.AggregateDescriber;
+import dev.aggforge.flink.planner.describe.StockAggregate;
 
 /**
  * Decides what runs a Flink group-aggregate node ({@link #decide}: the operator spec, that is the

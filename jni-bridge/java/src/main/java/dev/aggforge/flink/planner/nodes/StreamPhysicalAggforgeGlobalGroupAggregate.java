@@ -8,7 +8,7 @@ import org.apache.calcite.rel.RelWriter;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 
-import dev.aggforge.flink.planner.StockAggregate;
+import dev.aggforge.flink.planner.describe.StockAggregate;
 
 import scala.Option;
 

@@ -8,7 +8,7 @@ import org.apache.calcite.rel.RelWriter;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 
-import dev.aggforge.flink.planner.StockAggregate;
+import dev.aggforge.flink.planner.describe.StockAggregate;
 
 /**
  * The local phase of a two-phase group aggregate aggforge has decided on: native, or Flink's own

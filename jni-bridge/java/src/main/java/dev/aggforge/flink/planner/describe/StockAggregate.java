@@ -1,4 +1,4 @@
-package dev.aggforge.flink.planner;
+package dev.aggforge.flink.planner.describe;
 
 import java.lang.reflect.Field;
 import java.util.Arrays;
