@@ -46,11 +46,14 @@ pub fn create(plan_json: &str) -> BridgeResult<u64> {
 /// whether it did.
 ///
 /// # Safety
-/// See [`export_batch`].
+/// When `output` has rows, `out_array`/`out_schema` must meet
+/// [`export_batch`]'s contract; otherwise they are not used.
 unsafe fn emit(output: Option<RecordBatch>, out_array: i64, out_schema: i64) -> BridgeResult<bool> {
     match output {
         Some(batch) if batch.num_rows() > 0 => {
-            export_batch(batch, out_array, out_schema)?;
+            // SAFETY: this is the case with rows, in which our caller
+            // guarantees `export_batch`'s contract for the two addresses.
+            unsafe { export_batch(batch, out_array, out_schema) }?;
             Ok(true)
         }
         _ => Ok(false),
@@ -63,8 +66,8 @@ unsafe fn emit(output: Option<RecordBatch>, out_array: i64, out_schema: i64) -> 
 /// consumed even when the call fails.
 ///
 /// # Safety
-/// The addresses must point to C Data Interface structs (see
-/// [`import_batch`] and [`export_batch`]).
+/// `in_array`/`in_schema` must meet [`import_batch`]'s contract and
+/// `out_array`/`out_schema` [`export_batch`]'s.
 pub unsafe fn process(
     handle: u64,
     in_array: i64,
@@ -72,20 +75,27 @@ pub unsafe fn process(
     out_array: i64,
     out_schema: i64,
 ) -> BridgeResult<bool> {
-    let batch = import_batch(in_array, in_schema)?;
+    // SAFETY: our caller guarantees `import_batch`'s contract for the input
+    // addresses.
+    let batch = unsafe { import_batch(in_array, in_schema) }?;
     let output = OPERATORS.with(handle, |op| Ok(op.process(&batch)?))?;
     drop(batch);
-    emit(output, out_array, out_schema)
+    // SAFETY: our caller guarantees `export_batch`'s contract, hence
+    // `emit`'s, for the output addresses.
+    unsafe { emit(output, out_array, out_schema) }
 }
 
 /// Finishes the open bundle; writes its changelog (or partials) like
 /// [`process`].
 ///
 /// # Safety
-/// See [`export_batch`].
+/// `out_array`/`out_schema` must meet [`export_batch`]'s contract whenever
+/// the bundle has rows to emit (an empty flush does not touch them).
 pub unsafe fn flush(handle: u64, out_array: i64, out_schema: i64) -> BridgeResult<bool> {
     let output = OPERATORS.with(handle, |op| Ok(op.flush()?))?;
-    emit(output, out_array, out_schema)
+    // SAFETY: our caller guarantees `export_batch`'s contract for the output
+    // addresses, which is `emit`'s when there are rows.
+    unsafe { emit(output, out_array, out_schema) }
 }
 
 /// The operator's state, one payload per key group in the runtime's
@@ -204,11 +214,18 @@ mod tests {
         fn exported(batch: RecordBatch) -> Self {
             let mut s = Structs::new();
             let (a, b) = s.addrs();
+            // SAFETY: `a` and `b` address the two distinct boxes of `s`, live
+            // and released (`empty`).
             unsafe { crate::ffi::export_batch(batch, a, b).unwrap() };
             s
         }
+        /// Imports what the structs hold; callers only take structs that
+        /// an export (by `exported`, `process` or `flush`) just filled.
         fn take(&mut self) -> RecordBatch {
             let (a, b) = self.addrs();
+            // SAFETY: `a` and `b` address this value's two distinct live
+            // boxes, which hold a matching array and schema export (see the
+            // doc comment above).
             unsafe { import_batch(a, b).unwrap() }
         }
     }
@@ -218,6 +235,8 @@ mod tests {
         let mut out = Structs::new();
         let (ia, is) = inp.addrs();
         let (oa, os) = out.addrs();
+        // SAFETY: the input boxes hold `Structs::exported`'s matching
+        // export; the output boxes are live, distinct and released.
         let emitted = unsafe { process(handle, ia, is, oa, os)? };
         Ok(emitted.then(|| out.take()))
     }
@@ -289,6 +308,8 @@ mod tests {
         assert_eq!(bytes as usize, memory_used(handle).unwrap());
         assert!(bytes > 0 && bytes <= budget, "{bytes} bytes of {budget}");
         assert!(
+            // SAFETY: immediate emission has no bundle, so the null output
+            // addresses are never used (`emit` has no rows).
             !unsafe { flush(handle, 0, 0) }.unwrap(),
             "immediate has no bundle"
         );
@@ -319,9 +340,11 @@ mod tests {
             .is_none());
         let mut out = Structs::new();
         let (oa, os) = out.addrs();
+        // SAFETY: `oa`/`os` address the live, distinct, released boxes of `out`.
         assert!(unsafe { flush(handle, oa, os) }.unwrap());
         assert_eq!(rows(&out.take()), vec![(0, 1, 3)]);
         assert!(
+            // SAFETY: the same boxes, released again by `take`.
             !unsafe { flush(handle, oa, os) }.unwrap(),
             "bundle is empty now"
         );

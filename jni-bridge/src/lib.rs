@@ -82,8 +82,17 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_create<
 
 /// `static native boolean process(long handle, long inArray, long inSchema,
 /// long outArray, long outSchema)`.
+///
+/// # Safety
+/// The four addresses must meet [`aggregate::process`]'s contract (Rust
+/// can only refuse 0 and misaligned ones). Java's `ArrowAggregate` meets
+/// it: it passes the `memoryAddress()` of four distinct structs it
+/// allocated with `ArrowArray/ArrowSchema.allocateNew` (released) and
+/// keeps open until `close`, fills the input pair with
+/// `Data.exportVectorSchemaRoot` right before the call, and makes every
+/// call from the operator's one thread.
 #[no_mangle]
-pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_process<'l>(
+pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_process<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     handle: jlong,
@@ -93,8 +102,8 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_process
     out_schema: jlong,
 ) -> jboolean {
     entry(&mut env, JNI_FALSE, |_| {
-        // SAFETY: Java passes the addresses of ArrowArray/ArrowSchema structs
-        // it allocated; the ffi module checks null and alignment.
+        // SAFETY: this function's contract is `aggregate::process`'s, for the
+        // same four addresses, passed on unchanged.
         let emitted = unsafe {
             aggregate::process(handle as u64, in_array, in_schema, out_array, out_schema)?
         };
@@ -103,8 +112,14 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_process
 }
 
 /// `static native boolean flush(long handle, long outArray, long outSchema)`.
+///
+/// # Safety
+/// The two addresses must meet [`aggregate::flush`]'s contract. Java's
+/// `ArrowAggregate` meets it with its output structs, as for
+/// `process`: allocated with `allocateNew`, renewed (released) after each
+/// import, kept open until `close`, used from one thread.
 #[no_mangle]
-pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_flush<'l>(
+pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_flush<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     handle: jlong,
@@ -112,7 +127,8 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_flush<'
     out_schema: jlong,
 ) -> jboolean {
     entry(&mut env, JNI_FALSE, |_| {
-        // SAFETY: as in process.
+        // SAFETY: this function's contract is `aggregate::flush`'s, for the
+        // same two addresses, passed on unchanged.
         let emitted = unsafe { aggregate::flush(handle as u64, out_array, out_schema)? };
         Ok(to_jboolean(emitted))
     })

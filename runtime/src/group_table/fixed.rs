@@ -93,13 +93,19 @@ impl<K: KeyBits> FixedTable<K> {
         let mask = self.slot_ids.len() - 1;
         let mut pos = key.slot(self.shift) & mask;
         loop {
-            // SAFETY: `pos` is masked by `len - 1` and both slot vectors
-            // have the same power-of-two length.
+            // SAFETY: `pos & mask <= mask == slot_ids.len() - 1`, and
+            // `slot_ids.len() >= MIN_CAPACITY > 0` (so `mask` did not wrap):
+            // `with_capacity` is the only place the slot vectors are built,
+            // at least `MIN_CAPACITY` long, and `rehash` only replaces them
+            // with a fresh table's; nothing else resizes them.
             let id = unsafe { *self.slot_ids.get_unchecked(pos) };
             if id == EMPTY {
                 return self.insert_at(pos, key, row, new_rows);
             }
-            // SAFETY: as above.
+            // SAFETY: `pos < slot_ids.len()` as above, and `slot_keys` always
+            // has the length of `slot_ids`: both are built together with
+            // one `capacity` in `with_capacity` and replaced together in
+            // `rehash`.
             if unsafe { *self.slot_keys.get_unchecked(pos) } == key {
                 return id;
             }

@@ -165,13 +165,17 @@ impl<R: AvgRule> AvgState<R> {
             });
             return;
         }
-        // SAFETY (all unchecked accesses below): `rows` yields only `i < n`,
-        // and `n` is both the length of `group_ids` and at most the column's
-        // row count (checked above). Every id is below `num_groups`
-        // (`GroupIds` is only built by `check_groups`), which equals the
-        // length of `sums`, `valid` and `counts` (checked above).
+        // Bounds of the unchecked accesses below, by the checks above: the
+        // walks yield only row indices `i < n` (`Rows::new` checks its mask
+        // is `n` bits), and `n == group_ids.len() <= R::In::rows(&column)`;
+        // every group id is below `groups.num_groups()` (`check_groups`, the
+        // only constructor of `GroupIds`, checked each one), which equals
+        // `sums.len()`, `valid.len()` and `counts.len()`.
         match R::identity() {
             Some(identity) if !rows.is_dense() => {
+                // SAFETY: `i < n == group_ids.len()` and `i < n <= R::In::rows(&column)`
+                // (`get_unchecked`'s requirement); `g` is a checked id, below
+                // `num_groups`, the length of every state vector indexed (see above).
                 rows.for_each_bit(|i, bit| unsafe {
                     let g = *group_ids.get_unchecked(i) as usize;
                     let read = R::In::get_unchecked(&column, i);
@@ -181,6 +185,9 @@ impl<R: AvgRule> AvgState<R> {
                     *count = count.wrapping_add(i64::from(bit));
                 });
             }
+            // SAFETY: `i < n == group_ids.len()` and `i < n <= R::In::rows(&column)`
+            // (`get_unchecked`'s requirement); `g` is a checked id, below
+            // `num_groups`, the length of every state vector indexed (see above).
             _ => rows.for_each(|i| unsafe {
                 let g = *group_ids.get_unchecked(i) as usize;
                 R::add(

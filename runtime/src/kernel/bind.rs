@@ -36,8 +36,11 @@ pub trait Binding: 'static {
     /// [`Binding::get`] without the bounds check.
     ///
     /// # Safety
-    /// `i < Self::rows(reader)`. The default forwards to the checked
-    /// [`Binding::get`], so it is sound for any `i`.
+    /// The caller guarantees `i < Self::rows(reader)`. An implementation
+    /// may rely on exactly that and nothing more, so one that overrides this
+    /// method must make [`Binding::rows`] never exceed the rows readable
+    /// without a check. The default forwards to the checked
+    /// [`Binding::get`] (a panic, not UB, for an `i` out of range).
     #[inline(always)]
     unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
         Self::get(reader, i)
@@ -97,9 +100,12 @@ where
     fn rows(reader: &Self::Reader<'_>) -> usize {
         reader.len()
     }
+    /// # Safety
+    /// `i < reader.len()`, the slice's length, which [`Binding::rows`] reports.
     #[inline(always)]
     unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
-        // SAFETY: the caller guarantees `i < reader.len()`.
+        // SAFETY: the caller guarantees `i < Self::rows(reader)`, which is
+        // `reader.len()`, so `i` is in bounds of the values slice.
         unsafe { *reader.get_unchecked(i) }
     }
     #[inline(always)]
@@ -141,9 +147,12 @@ impl Binding for Dec64 {
     fn rows(reader: &Self::Reader<'_>) -> usize {
         reader.len()
     }
+    /// # Safety
+    /// `i < reader.len()`, the slice's length, which [`Binding::rows`] reports.
     #[inline(always)]
     unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
-        // SAFETY: the caller guarantees `i < reader.len()`.
+        // SAFETY: the caller guarantees `i < Self::rows(reader)`, which is
+        // `reader.len()`, so `i` is in bounds of the i128 values slice.
         unsafe { *reader.get_unchecked(i) as i64 }
     }
     #[inline(always)]
@@ -180,9 +189,12 @@ impl Binding for Dec128 {
     fn rows(reader: &Self::Reader<'_>) -> usize {
         reader.len()
     }
+    /// # Safety
+    /// `i < reader.len()`, the slice's length, which [`Binding::rows`] reports.
     #[inline(always)]
     unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
-        // SAFETY: the caller guarantees `i < reader.len()`.
+        // SAFETY: the caller guarantees `i < Self::rows(reader)`, which is
+        // `reader.len()`, so `i` is in bounds of the i128 values slice.
         unsafe { *reader.get_unchecked(i) }
     }
     #[inline(always)]
@@ -224,9 +236,14 @@ impl Binding for Bool {
     fn rows(reader: &Self::Reader<'_>) -> usize {
         reader.len()
     }
+    /// # Safety
+    /// `i < reader.len()`, the buffer's length in bits, which
+    /// [`Binding::rows`] reports.
     #[inline(always)]
     unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
-        // SAFETY: the caller guarantees `i < reader.len()`.
+        // SAFETY: `value_unchecked` needs `i < reader.len()` (in bits, the
+        // buffer's offset applied inside); the caller guarantees
+        // `i < Self::rows(reader)`, which is `reader.len()`.
         unsafe { reader.value_unchecked(i) }
     }
     #[inline(always)]
@@ -289,9 +306,13 @@ impl Binding for Ts {
     fn rows(reader: &Self::Reader<'_>) -> usize {
         reader.0.len().min(reader.1.len())
     }
+    /// # Safety
+    /// `i` below both children's lengths, whose minimum [`Binding::rows`]
+    /// reports.
     #[inline(always)]
     unsafe fn get_unchecked<'a>(reader: &Self::Reader<'a>, i: usize) -> Self::Ref<'a> {
-        // SAFETY: the caller guarantees `i` is below both children's lengths.
+        // SAFETY: the caller guarantees `i < Self::rows(reader)`, the minimum
+        // of the two child slices' lengths, so `i` is in bounds of both.
         unsafe { Timestamp::new(*reader.0.get_unchecked(i), *reader.1.get_unchecked(i)) }
     }
     #[inline(always)]

@@ -61,10 +61,13 @@ impl Counts {
             });
             return;
         }
-        // SAFETY: `rows` yields only `i < rows.len() == group_ids.len()`, and
-        // every id is below `num_groups` (`GroupIds` is only built by
-        // `check_groups`), which equals `values.len()` (checked above).
         // Unselected rows add 0, so the loop has no branch on the mask.
+        // SAFETY: `for_each_bit` yields only `i < rows.len()` (`Rows::new`
+        // checks its mask is `len` bits) and `rows.len() == group_ids.len()`
+        // (checked above), so `i` indexes `group_ids`. The id read there is
+        // below `groups.num_groups()`, as `check_groups`, the only
+        // constructor of `GroupIds`, checked every id, and `num_groups ==
+        // values.len()` (checked above), so it indexes `values`.
         rows.for_each_bit(|i, bit| unsafe {
             let slot = values.get_unchecked_mut(*group_ids.get_unchecked(i) as usize);
             *slot = slot.wrapping_add(i64::from(bit));

@@ -148,16 +148,20 @@ impl<R: SlotRule> Slots<R> {
             });
             return;
         }
-        // SAFETY (all unchecked accesses below): `rows` yields only `i < n`,
-        // and `n` is both the length of `group_ids` and at most the column's
-        // row count (checked above). Every id is below `num_groups`
-        // (`GroupIds` is only built by `check_groups`), which equals the
-        // length of `values` and of `valid` (checked above).
+        // Bounds of the unchecked accesses below, by the checks above: the
+        // walks yield only row indices `i < n` (`Rows::new` checks its mask
+        // is `n` bits), and `n == group_ids.len() <= R::In::rows(&column)`;
+        // every group id is below `groups.num_groups()` (`check_groups`, the
+        // only constructor of `GroupIds`, checked each one), which equals
+        // `values.len()` and `valid.len()`.
         match R::identity() {
             Some(identity) if !rows.is_dense() => {
                 // Branch-free: unselected rows fold the identity (a no-op on
                 // value and validity); the validity update is kept only for
                 // selected rows.
+                // SAFETY: `i < n == group_ids.len()` and `i < n <= R::In::rows(&column)`
+                // (`get_unchecked`'s requirement); `g` is a checked id, below
+                // `num_groups`, the length of every state vector indexed (see above).
                 rows.for_each_bit(|i, bit| unsafe {
                     let g = *group_ids.get_unchecked(i) as usize;
                     let read = R::In::get_unchecked(&column, i);
@@ -168,6 +172,9 @@ impl<R: SlotRule> Slots<R> {
                     *slot_valid = if bit { folded } else { *slot_valid };
                 });
             }
+            // SAFETY: `i < n == group_ids.len()` and `i < n <= R::In::rows(&column)`
+            // (`get_unchecked`'s requirement); `g` is a checked id, below
+            // `num_groups`, the length of every state vector indexed (see above).
             _ => rows.for_each(|i| unsafe {
                 let g = *group_ids.get_unchecked(i) as usize;
                 R::fold(
