@@ -202,7 +202,8 @@ fn expand_prints_generated_code() {
     let out = aggforge(&["--specs", &specs_dir(), "expand", "MIN", "INT", "single"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let code = text(&out.stdout);
-    assert!(code.contains("pub struct MinInt"), "{code}");
+    assert!(code.contains("pub type MinInt"), "{code}");
+    assert!(code.contains("SlotRule for RunningExtreme"), "{code}");
     assert!(code.contains("specs/extreme.toml:"), "{code}");
 
     // COUNT(*) has no argument type: `*` stands for it, as in `list`.
@@ -215,7 +216,7 @@ fn expand_prints_generated_code() {
         "local",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("pub struct CountStar"));
+    assert!(text(&out.stdout).contains("pub type CountStar"));
 
     let out = aggforge(&["--specs", &specs_dir(), "expand", "MIN", "INTT", "single"]);
     assert_eq!(out.status.code(), Some(1));

@@ -1,9 +1,9 @@
 //! DataFusion's `GroupsAccumulator` over any [`GroupAccumulator`].
 //!
-//! Every generated struct implements `GroupsAccumulator` with one-line
-//! methods that call the generic functions here, so the same kernels serve
-//! DataFusion queries; [`DataFusionAccumulator`] wraps a registry-created
-//! `Box<dyn GroupAccumulator>` the same way.
+//! The generic [`Accumulator`] implements `GroupsAccumulator` once, with
+//! one-line methods that call the generic functions here, so the same
+//! kernels serve DataFusion queries; [`DataFusionAccumulator`] wraps a
+//! registry-created `Box<dyn GroupAccumulator>` the same way.
 
 use arrow_array::{Array, ArrayRef, BooleanArray};
 use datafusion_common::{DataFusionError, Result as DfResult};
@@ -12,6 +12,7 @@ use datafusion_expr_common::groups_accumulator::{EmitTo, GroupsAccumulator};
 use crate::accumulator::{BatchUpdate, GroupAccumulator};
 use crate::error::AggError;
 use crate::registry::Admission;
+use crate::templates::{Accumulator, TemplateState};
 use crate::types::SqlType;
 
 /// An [`AggError`] as a DataFusion error.
@@ -201,5 +202,49 @@ impl GroupsAccumulator for DataFusionAccumulator {
 
     fn size(&self) -> usize {
         self.inner.memory_bytes()
+    }
+}
+
+/// Every specialization (one [`Accumulator`] per template state) is a
+/// DataFusion `GroupsAccumulator` through the generic functions above.
+impl<S: TemplateState> GroupsAccumulator for Accumulator<S> {
+    fn update_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        opt_filter: Option<&BooleanArray>,
+        total_num_groups: usize,
+    ) -> DfResult<()> {
+        update_batch(self, values, group_indices, opt_filter, total_num_groups)
+    }
+
+    fn evaluate(&mut self, emit_to: EmitTo) -> DfResult<ArrayRef> {
+        evaluate(self, emit_to)
+    }
+
+    fn state(&mut self, emit_to: EmitTo) -> DfResult<Vec<ArrayRef>> {
+        state(self, emit_to)
+    }
+
+    fn merge_batch(
+        &mut self,
+        values: &[ArrayRef],
+        group_indices: &[usize],
+        total_num_groups: usize,
+    ) -> DfResult<()> {
+        merge_batch(self, values, group_indices, total_num_groups)
+    }
+
+    fn convert_to_state(
+        &self,
+        values: &[ArrayRef],
+        opt_filter: Option<&BooleanArray>,
+    ) -> DfResult<Vec<ArrayRef>> {
+        let mut fresh = Accumulator::<S>::new(self.spec().clone());
+        convert_to_state(&mut fresh, values, opt_filter)
+    }
+
+    fn size(&self) -> usize {
+        GroupAccumulator::memory_bytes(self)
     }
 }

@@ -15,4 +15,5 @@ pub mod operator;
 pub mod plan;
 pub mod registry;
 pub mod snapshot;
+pub mod templates;
 pub mod types;

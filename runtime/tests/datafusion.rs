@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use aggforge_runtime::datafusion::DataFusionAccumulator;
-use aggforge_runtime::generated::{AvgInt, MinInt, SumDecimal18};
+use aggforge_runtime::generated::{new_avg_int, new_min_int, new_sum_decimal18};
 use aggforge_runtime::registry::lookup;
 use aggforge_runtime::types::{InputMode, Phase, SqlType};
 use arrow_array::cast::AsArray;
@@ -19,7 +19,7 @@ fn ints(values: &[Option<i32>]) -> ArrayRef {
 #[test]
 fn min_through_groups_accumulator_with_emit_first() {
     let int: SqlType = "INT".parse().unwrap();
-    let mut acc = MinInt::new(Some(&int)).unwrap();
+    let mut acc = new_min_int(Some(&int)).unwrap();
     acc.update_batch(
         &[ints(&[Some(5), Some(3), None, Some(9), Some(-1)])],
         &[0, 1, 2, 1, 3],
@@ -52,7 +52,7 @@ fn sum_state_merge_and_convert_to_state() {
             .with_precision_and_scale(10, 2)
             .unwrap(),
     );
-    let mut local = SumDecimal18::new(Some(&dec)).unwrap();
+    let mut local = new_sum_decimal18(Some(&dec)).unwrap();
     local
         .update_batch(std::slice::from_ref(&values), &[0, 0, 1, 1], None, 2)
         .unwrap();
@@ -61,7 +61,7 @@ fn sum_state_merge_and_convert_to_state() {
     let rest = local.state(EmitTo::All).unwrap();
     assert_eq!(rest[0].as_primitive::<Decimal128Type>().value(0), 150);
 
-    let mut global = SumDecimal18::new(Some(&dec)).unwrap();
+    let mut global = new_sum_decimal18(Some(&dec)).unwrap();
     global.merge_batch(&state, &[0], 1).unwrap();
     global.merge_batch(&rest, &[0], 1).unwrap();
     let out = global.evaluate(EmitTo::All).unwrap();
@@ -102,7 +102,7 @@ fn avg_through_the_registry_adapter() {
         &[2, 1]
     );
 
-    let mut global = AvgInt::new(Some(&int)).unwrap();
+    let mut global = new_avg_int(Some(&int)).unwrap();
     global.merge_batch(&state, &[1, 0], 2).unwrap();
     global
         .update_batch(&[ints(&[Some(-4)])], &[0], None, 2)

@@ -2,14 +2,14 @@
 //! SQL type -> type row matcher, both straight from the specs.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use crate::model::{InputMode, Phase, SpecSet};
 
 /// `pub static ADMISSIONS` and `pub fn type_row_of`.
 pub(crate) fn registry(specs: &SpecSet) -> TokenStream {
     let rows = specs.specializations().into_iter().map(|spec| {
-        let ident = format_ident!("{}", spec.ident());
+        let constructor = super::instantiate::constructor_ident(&spec);
         let name = spec.display_name();
         let function = spec.function.as_str();
         let type_row = match spec.ty {
@@ -39,7 +39,7 @@ pub(crate) fn registry(specs: &SpecSet) -> TokenStream {
                 distinct: #distinct,
                 phases: &[#(#phases),*],
                 spec: #location,
-                constructor: #ident::boxed,
+                constructor: |arg| Ok(Box::new(#constructor(arg)?) as Box<dyn GroupAccumulator>),
             }
         }
     });

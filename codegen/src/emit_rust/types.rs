@@ -1,5 +1,6 @@
 //! How a type row or type expression becomes Rust: its kernel binding, its
-//! carrier, its Arrow `DataType` expression and its equality rule.
+//! carrier, its Arrow `DataType` expression and its equality rule (the
+//! marker is picked in `instantiate`).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -13,10 +14,6 @@ use crate::model::{Access, Carrier, Equality, ScaleExpr, SpecSet, TypeExpr, Type
 pub(crate) struct ColumnType {
     /// The kernel binding, e.g. `crate::kernel::Prim<arrow_array::types::Int32Type>`.
     pub binding: TokenStream,
-    /// The value type as held in state, e.g. `i32` or `Vec<u8>`.
-    pub owned: TokenStream,
-    /// The value type as read, e.g. `i32` or `&[u8]`.
-    pub by_ref: TokenStream,
     /// The carrier.
     pub carrier: Carrier,
     /// An expression of type `DataType`; may use `arg: &SqlType`.
@@ -25,25 +22,6 @@ pub(crate) struct ColumnType {
     pub equality: Equality,
     /// Human spelling for docs.
     pub text: String,
-}
-
-/// The Rust spelling of a carrier's value type.
-pub(crate) fn carrier_tokens(carrier: Carrier) -> (TokenStream, TokenStream) {
-    match carrier {
-        Carrier::I8 => (quote!(i8), quote!(i8)),
-        Carrier::I16 => (quote!(i16), quote!(i16)),
-        Carrier::I32 => (quote!(i32), quote!(i32)),
-        Carrier::I64 => (quote!(i64), quote!(i64)),
-        Carrier::I128 => (quote!(i128), quote!(i128)),
-        Carrier::F32 => (quote!(f32), quote!(f32)),
-        Carrier::F64 => (quote!(f64), quote!(f64)),
-        Carrier::Bool => (quote!(bool), quote!(bool)),
-        Carrier::Timestamp => (
-            quote!(crate::kernel::Timestamp),
-            quote!(crate::kernel::Timestamp),
-        ),
-        Carrier::Bytes => (quote!(Vec<u8>), quote!(&[u8])),
-    }
 }
 
 /// The column type of a type row.
@@ -97,11 +75,8 @@ pub(crate) fn row_column(row: &TypeRow) -> Result<ColumnType, EmitError> {
         ),
         Access::Utf8 => (quote!(crate::kernel::Utf8), quote!(DataType::Utf8)),
     };
-    let (owned, by_ref) = carrier_tokens(row.carrier);
     Ok(ColumnType {
         binding,
-        owned,
-        by_ref,
         carrier: row.carrier,
         data_type,
         equality: row.equality,
@@ -168,11 +143,8 @@ pub(crate) fn expr_column(
             } else {
                 quote!(crate::kernel::Dec128)
             };
-            let (owned, by_ref) = carrier_tokens(carrier);
             Ok(ColumnType {
                 binding,
-                owned,
-                by_ref,
                 carrier,
                 data_type: quote!(DataType::Decimal128(#precision, #scale_expr)),
                 equality: Equality::Exact,
@@ -198,17 +170,5 @@ pub(crate) fn scale_of(expr: &TypeExpr) -> TokenStream {
         },
         TypeExpr::Arg => quote!(crate::kernel::arg_scale(arg)),
         TypeExpr::Named(_) => quote!(0),
-    }
-}
-
-/// The body of `fn same(a, b) -> bool` under a column's equality rule.
-pub(crate) fn equality_body(column: &ColumnType) -> TokenStream {
-    let float = matches!(column.carrier, Carrier::F32 | Carrier::F64);
-    match (column.equality, float) {
-        // Java `==`: NaN != NaN, -0.0 == 0.0 (what IEEE `==` does).
-        (Equality::Primitive, _) => quote!(a == b),
-        // Value equality of floats: the same bits.
-        (Equality::Exact, true) => quote!(a.to_bits() == b.to_bits()),
-        (Equality::Exact, false) => quote!(a == b),
     }
 }

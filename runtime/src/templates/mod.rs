@@ -1,0 +1,297 @@
+//! State templates: the per-function semantics as ordinary Rust, and the
+//! one generic accumulator that serves every specialization.
+//!
+//! A state template is one file here, named after it (`running_extreme`,
+//! `sum`, `sum0`, `count`, `count_star`, `avg`, `sum_retract`,
+//! `counted_extreme`): the rule its state kernel (in [`crate::kernel`])
+//! applies, written once over generic carriers, with the per-carrier
+//! behaviour (Java ordering, wrapping integer sums, the DECIMAL(38)
+//! overflow rule, ...) in [`rules`]. A specialization is one instantiation,
+//! e.g. `Accumulator<Slots<RunningExtreme<TotalOrder<Prim<Int32Type>>, Min>>>`:
+//! the generated registry (`crate::generated`) holds one constructor line
+//! per specialization and nothing else that runs.
+//!
+//! [`Accumulator`] implements [`GroupAccumulator`] (and, with the
+//! `datafusion` feature, DataFusion's `GroupsAccumulator`) once for every
+//! [`TemplateState`]: the checks every call shares (row kinds against the
+//! input mode, group ids, argument and partial columns) live here, the
+//! folds in the state kernels.
+
+pub mod avg;
+pub mod count;
+pub mod count_star;
+pub mod counted_extreme;
+pub mod rules;
+pub mod running_extreme;
+mod state;
+pub mod sum;
+pub mod sum0;
+pub mod sum_retract;
+
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+
+use crate::accumulator::{BatchUpdate, GroupAccumulator};
+use crate::error::{AggError, Result};
+use crate::kernel::avg::Scales;
+use crate::kernel::{Binding, GroupIds, Rows};
+use crate::types::SqlType;
+
+/// What one specialization instance is: its name, input mode and column
+/// types, fixed when the plan is admitted (the argument's actual SQL type
+/// fixes DECIMAL precision and scale and TIMESTAMP precision).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccSpec {
+    /// Specialization name, e.g. `MIN<INT>/insert_only`.
+    pub name: &'static str,
+    /// The argument's SQL type (`None` for COUNT(*)).
+    pub sql_arg: Option<SqlType>,
+    /// Whether the input may retract (-U/-D rows); insert-only
+    /// specializations reject such rows.
+    pub retracting: bool,
+    /// Arrow type of the argument column (`None` for COUNT(*)).
+    pub arg_type: Option<DataType>,
+    /// Arrow type of the result.
+    pub result_type: DataType,
+    /// Arrow types of the partial (two-phase) columns, in Flink's order.
+    pub partial_types: Vec<DataType>,
+    /// Decimal scales of the sum and the result (AVG's division).
+    pub scales: Scales,
+}
+
+impl AccSpec {
+    /// The argument's Arrow type; a plan error for templates that need one.
+    pub fn arg_type(&self) -> Result<&DataType> {
+        self.arg_type
+            .as_ref()
+            .ok_or_else(|| AggError::Plan(format!("{} needs an argument type", self.name)))
+    }
+}
+
+/// A state kernel serving as a template's state: what the generic
+/// [`Accumulator`] calls. Columns handed to `merge` and `restore` are
+/// already checked against the partial and state layouts.
+pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
+    /// Number of groups held.
+    fn len(&self) -> usize;
+    /// True when no group is held.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Inline bytes one more group costs.
+    fn bytes_per_group() -> usize;
+    /// Bytes state may grow by per folded row beyond a group's (a multiset
+    /// entry); 0 for fixed-size state.
+    fn bytes_per_input_row() -> usize {
+        0
+    }
+    /// Arrow types of the snapshot columns.
+    fn state_types(spec: &AccSpec) -> Vec<DataType> {
+        spec.partial_types.clone()
+    }
+    /// Grows (or shrinks) to `n` groups; new groups are fresh.
+    fn resize(&mut self, n: usize);
+    /// Resets the listed groups to a fresh state.
+    fn clear(&mut self, groups: &[u32]);
+    /// Drops every group.
+    fn reset(&mut self);
+    /// Bytes held, heap included.
+    fn memory_bytes(&self) -> usize;
+    /// Folds a batch of raw rows (retracting -U/-D rows when `spec` says
+    /// the input retracts).
+    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()>;
+    /// Folds like `update` and returns each row's result right after it,
+    /// setting `changed[row]` where it differs from the result before.
+    fn update_traced(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+        changed: &mut [bool],
+    ) -> Result<ArrayRef>;
+    /// Merges partial columns (checked) into the listed groups.
+    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()>;
+    /// The results of the listed groups.
+    fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef>;
+    /// The partial columns of the listed groups.
+    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>>;
+    /// The snapshot columns of the listed groups (the partials unless the
+    /// state holds more).
+    fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        self.partials(spec, groups)
+    }
+    /// Restores the listed groups from snapshot columns (checked).
+    fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()>;
+    /// Sets `changed[i]` where two result columns differ under the
+    /// template's equality.
+    fn mark_changed(
+        spec: &AccSpec,
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+    ) -> Result<()>;
+}
+
+/// The rows of one batch a fold applies to: the row kinds (when the input
+/// retracts and the batch does), the group ids proven in range and the
+/// selected rows (argument non-NULL and FILTER true).
+pub(crate) struct Selected<'a> {
+    pub kinds: Option<&'a [i8]>,
+    pub groups: GroupIds<'a>,
+    pub rows: Rows,
+}
+
+/// The row kinds, group ids and selected rows of `batch`, given the
+/// argument column whose NULLs are skipped (`None`: every row counts).
+pub(crate) fn select<'a>(
+    spec: &AccSpec,
+    batch: &BatchUpdate<'a>,
+    num_groups: usize,
+    argument: Option<&ArrayRef>,
+) -> Result<Selected<'a>> {
+    let kinds = if spec.retracting {
+        crate::kernel::retract_kinds(batch, spec.name)?
+    } else {
+        crate::kernel::check_insert_only(batch, spec.name)?;
+        None
+    };
+    let groups = crate::kernel::check_groups(batch.group_ids, num_groups, spec.name)?;
+    let nulls = argument.and_then(|column| column.nulls());
+    let rows = Rows::new(batch.len(), nulls, batch.filter, spec.name)?;
+    Ok(Selected {
+        kinds,
+        groups,
+        rows,
+    })
+}
+
+/// [`select`] for a template with one argument, which is checked against
+/// the specialization's Arrow type and bound once with binding `B`.
+pub(crate) fn bind_argument<'a, B: Binding>(
+    spec: &AccSpec,
+    batch: &BatchUpdate<'a>,
+    num_groups: usize,
+) -> Result<(Selected<'a>, B::Reader<'a>)> {
+    let column = crate::kernel::argument(batch, 0, spec.arg_type()?, spec.name)?;
+    let selected = select(spec, batch, num_groups, Some(column))?;
+    Ok((selected, B::bind(column, spec.name)?))
+}
+
+/// One aggregate call's accumulator: a template's state and the spec it
+/// was admitted with. Every specialization is one `Accumulator<S>`.
+#[derive(Debug)]
+pub struct Accumulator<S: TemplateState> {
+    spec: AccSpec,
+    state: S,
+}
+
+impl<S: TemplateState> Accumulator<S> {
+    /// An accumulator with no groups.
+    pub fn new(spec: AccSpec) -> Self {
+        Accumulator {
+            spec,
+            state: S::default(),
+        }
+    }
+
+    /// [`Accumulator::new`], boxed: what registry constructors return.
+    pub fn boxed(spec: AccSpec) -> Result<Box<dyn GroupAccumulator>> {
+        Ok(Box::new(Self::new(spec)))
+    }
+
+    /// The spec it was created with.
+    pub fn spec(&self) -> &AccSpec {
+        &self.spec
+    }
+}
+
+impl<S: TemplateState> GroupAccumulator for Accumulator<S> {
+    fn name(&self) -> &'static str {
+        self.spec.name
+    }
+
+    fn result_type(&self) -> DataType {
+        self.spec.result_type.clone()
+    }
+
+    fn partial_types(&self) -> Vec<DataType> {
+        self.spec.partial_types.clone()
+    }
+
+    fn state_types(&self) -> Vec<DataType> {
+        S::state_types(&self.spec)
+    }
+
+    fn num_groups(&self) -> usize {
+        self.state.len()
+    }
+
+    fn bytes_per_group(&self) -> usize {
+        S::bytes_per_group()
+    }
+
+    fn bytes_per_input_row(&self) -> usize {
+        S::bytes_per_input_row()
+    }
+
+    fn resize(&mut self, total_groups: usize) {
+        self.state.resize(total_groups);
+    }
+
+    fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
+        self.state.update(&self.spec, batch)
+    }
+
+    fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
+        self.state.update_traced(&self.spec, batch, changed)
+    }
+
+    fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
+        crate::kernel::check_groups(group_ids, self.state.len(), self.spec.name)?;
+        let partials = crate::kernel::check_columns(
+            partials,
+            &self.spec.partial_types,
+            group_ids.len(),
+            self.spec.name,
+        )?;
+        self.state.merge(&self.spec, partials, group_ids)
+    }
+
+    fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {
+        self.state.evaluate(&self.spec, groups)
+    }
+
+    fn partials(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        self.state.partials(&self.spec, groups)
+    }
+
+    fn snapshot(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        self.state.snapshot(&self.spec, groups)
+    }
+
+    fn restore(&mut self, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
+        let types = S::state_types(&self.spec);
+        let state = crate::kernel::check_columns(state, &types, groups.len(), self.spec.name)?;
+        self.state.restore(&self.spec, state, groups)
+    }
+
+    fn mark_changed(
+        &self,
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+    ) -> Result<()> {
+        S::mark_changed(&self.spec, before, after, changed)
+    }
+
+    fn clear(&mut self, groups: &[u32]) {
+        self.state.clear(groups);
+    }
+
+    fn reset(&mut self) {
+        self.state.reset();
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.state.memory_bytes()
+    }
+}

@@ -1,0 +1,390 @@
+//! The state kernels as template states: how the generic
+//! [`Accumulator`](super::Accumulator) drives [`Slots`] (running extremes,
+//! SUM, SUM0), [`AvgState`] (AVG, SUM over retractions), [`Counts`]
+//! (COUNT, COUNT(*)) and [`CountedExtremes`] (MIN/MAX over retractions).
+
+use arrow_array::ArrayRef;
+use arrow_schema::DataType;
+
+use super::{bind_argument, select, AccSpec, TemplateState};
+use crate::accumulator::BatchUpdate;
+use crate::error::{AggError, Result};
+use crate::kernel::multiset::JavaOrd;
+use crate::kernel::{
+    AvgRule, AvgState, Binding, CountedExtremes, Counts, MultisetRule, SlotRule, Slots,
+};
+
+impl<R: SlotRule> TemplateState for Slots<R>
+where
+    Slots<R>: Send,
+{
+    fn len(&self) -> usize {
+        Slots::len(self)
+    }
+
+    fn bytes_per_group() -> usize {
+        Slots::<R>::bytes_per_group()
+    }
+
+    fn resize(&mut self, n: usize) {
+        Slots::resize(self, n)
+    }
+
+    fn clear(&mut self, groups: &[u32]) {
+        Slots::clear(self, groups)
+    }
+
+    fn reset(&mut self) {
+        Slots::reset(self)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        Slots::memory_bytes(self)
+    }
+
+    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()> {
+        let (selected, values) = bind_argument::<R::In>(spec, batch, self.len())?;
+        match selected.kinds {
+            Some(kinds) => {
+                Slots::update_signed(self, values, &selected.rows, selected.groups.ids(), kinds)
+            }
+            None => Slots::update(self, values, &selected.rows, &selected.groups),
+        }
+        Ok(())
+    }
+
+    fn update_traced(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+        changed: &mut [bool],
+    ) -> Result<ArrayRef> {
+        let (selected, values) = bind_argument::<R::In>(spec, batch, self.len())?;
+        Slots::update_traced(
+            self,
+            values,
+            &selected.rows,
+            selected.groups.ids(),
+            selected.kinds,
+            changed,
+            &spec.result_type,
+            spec.name,
+        )
+    }
+
+    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
+        Slots::merge(self, &partials[0], group_ids, spec.name)
+    }
+
+    fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
+        Slots::evaluate(self, groups, &spec.result_type, spec.name)
+    }
+
+    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        Ok(vec![Slots::evaluate(
+            self,
+            groups,
+            &spec.result_type,
+            spec.name,
+        )?])
+    }
+
+    fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
+        Slots::restore(self, &state[0], groups, spec.name)
+    }
+
+    fn mark_changed(
+        spec: &AccSpec,
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+    ) -> Result<()> {
+        Slots::<R>::mark_changed(before, after, changed, spec.name)
+    }
+}
+
+impl<R: AvgRule> TemplateState for AvgState<R>
+where
+    AvgState<R>: Send,
+{
+    fn len(&self) -> usize {
+        AvgState::len(self)
+    }
+
+    fn bytes_per_group() -> usize {
+        AvgState::<R>::bytes_per_group()
+    }
+
+    fn resize(&mut self, n: usize) {
+        AvgState::resize(self, n)
+    }
+
+    fn clear(&mut self, groups: &[u32]) {
+        AvgState::clear(self, groups)
+    }
+
+    fn reset(&mut self) {
+        AvgState::reset(self)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        AvgState::memory_bytes(self)
+    }
+
+    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()> {
+        let (selected, values) = bind_argument::<R::In>(spec, batch, self.len())?;
+        match selected.kinds {
+            Some(kinds) => {
+                AvgState::update_signed(self, values, &selected.rows, selected.groups.ids(), kinds)
+            }
+            None => AvgState::update(self, values, &selected.rows, &selected.groups),
+        }
+        Ok(())
+    }
+
+    fn update_traced(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+        changed: &mut [bool],
+    ) -> Result<ArrayRef> {
+        let (selected, values) = bind_argument::<R::In>(spec, batch, self.len())?;
+        AvgState::update_traced(
+            self,
+            values,
+            &selected.rows,
+            selected.groups.ids(),
+            selected.kinds,
+            changed,
+            spec.scales,
+            &spec.result_type,
+            spec.name,
+        )
+    }
+
+    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
+        AvgState::merge(self, partials, group_ids, spec.name)
+    }
+
+    fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
+        AvgState::evaluate(self, groups, spec.scales, &spec.result_type, spec.name)
+    }
+
+    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        AvgState::partials(self, groups, &spec.partial_types[0], spec.name)
+    }
+
+    fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
+        AvgState::restore(self, state, groups, spec.name)
+    }
+
+    fn mark_changed(
+        spec: &AccSpec,
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+    ) -> Result<()> {
+        AvgState::<R>::mark_changed(before, after, changed, spec.name)
+    }
+}
+
+/// COUNT(x) reads the argument's validity; COUNT(*) (no argument type in
+/// the spec) takes no argument column.
+fn count_argument<'a>(spec: &AccSpec, batch: &BatchUpdate<'a>) -> Result<Option<&'a ArrayRef>> {
+    match &spec.arg_type {
+        Some(arg_type) => Ok(Some(crate::kernel::argument(
+            batch, 0, arg_type, spec.name,
+        )?)),
+        None if batch.args.len() > 1 => Err(AggError::Input(format!(
+            "{}: COUNT(*) takes no argument column, got {}",
+            spec.name,
+            batch.args.len()
+        ))),
+        None => Ok(None),
+    }
+}
+
+impl TemplateState for Counts {
+    fn len(&self) -> usize {
+        Counts::len(self)
+    }
+
+    fn bytes_per_group() -> usize {
+        Counts::bytes_per_group()
+    }
+
+    fn state_types(_spec: &AccSpec) -> Vec<DataType> {
+        vec![DataType::Int64]
+    }
+
+    fn resize(&mut self, n: usize) {
+        Counts::resize(self, n)
+    }
+
+    fn clear(&mut self, groups: &[u32]) {
+        Counts::clear(self, groups)
+    }
+
+    fn reset(&mut self) {
+        Counts::reset(self)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        Counts::memory_bytes(self)
+    }
+
+    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()> {
+        let argument = count_argument(spec, batch)?;
+        let selected = select(spec, batch, self.len(), argument)?;
+        match selected.kinds {
+            Some(kinds) => {
+                Counts::update_signed(self, &selected.rows, selected.groups.ids(), kinds)
+            }
+            None => Counts::update(self, &selected.rows, &selected.groups),
+        }
+        Ok(())
+    }
+
+    fn update_traced(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+        changed: &mut [bool],
+    ) -> Result<ArrayRef> {
+        let argument = count_argument(spec, batch)?;
+        let selected = select(spec, batch, self.len(), argument)?;
+        Counts::update_traced(
+            self,
+            &selected.rows,
+            selected.groups.ids(),
+            selected.kinds,
+            changed,
+        )
+    }
+
+    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
+        Counts::merge(self, &partials[0], group_ids, spec.name)
+    }
+
+    fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
+        Counts::evaluate(self, groups, spec.name)
+    }
+
+    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        Ok(vec![Counts::evaluate(self, groups, spec.name)?])
+    }
+
+    fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
+        Counts::restore(self, &state[0], groups, spec.name)
+    }
+
+    fn mark_changed(
+        spec: &AccSpec,
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+    ) -> Result<()> {
+        Counts::mark_changed(before, after, changed, spec.name)
+    }
+}
+
+impl<R: MultisetRule> TemplateState for CountedExtremes<R>
+where
+    <R::Val as Binding>::Owned: JavaOrd,
+    CountedExtremes<R>: Default + Send + std::fmt::Debug,
+{
+    fn len(&self) -> usize {
+        CountedExtremes::len(self)
+    }
+
+    fn bytes_per_group() -> usize {
+        CountedExtremes::<R>::bytes_per_group()
+    }
+
+    fn bytes_per_input_row() -> usize {
+        CountedExtremes::<R>::bytes_per_row()
+    }
+
+    fn state_types(spec: &AccSpec) -> Vec<DataType> {
+        CountedExtremes::<R>::state_types(&spec.result_type)
+    }
+
+    fn resize(&mut self, n: usize) {
+        CountedExtremes::resize(self, n)
+    }
+
+    fn clear(&mut self, groups: &[u32]) {
+        CountedExtremes::clear(self, groups)
+    }
+
+    fn reset(&mut self) {
+        CountedExtremes::reset(self)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        CountedExtremes::memory_bytes(self)
+    }
+
+    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()> {
+        let (selected, values) = bind_argument::<R::Val>(spec, batch, self.len())?;
+        CountedExtremes::update(
+            self,
+            values,
+            &selected.rows,
+            batch.group_ids,
+            selected.kinds,
+        );
+        Ok(())
+    }
+
+    fn update_traced(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+        changed: &mut [bool],
+    ) -> Result<ArrayRef> {
+        let (selected, values) = bind_argument::<R::Val>(spec, batch, self.len())?;
+        CountedExtremes::update_traced(
+            self,
+            values,
+            &selected.rows,
+            selected.groups.ids(),
+            selected.kinds,
+            changed,
+            &spec.result_type,
+            spec.name,
+        )
+    }
+
+    fn merge(&mut self, spec: &AccSpec, _partials: &[ArrayRef], _group_ids: &[u32]) -> Result<()> {
+        Err(AggError::Plan(format!(
+            "{} runs in the single phase only; it has no partials to merge",
+            spec.name
+        )))
+    }
+
+    fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
+        CountedExtremes::evaluate(self, groups, &spec.result_type, spec.name)
+    }
+
+    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        TemplateState::snapshot(self, spec, groups)
+    }
+
+    fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        CountedExtremes::snapshot(self, groups, &spec.result_type, spec.name)
+    }
+
+    fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
+        CountedExtremes::restore(self, state, groups, spec.name)
+    }
+
+    fn mark_changed(
+        spec: &AccSpec,
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+    ) -> Result<()> {
+        CountedExtremes::<R>::mark_changed(before, after, changed, spec.name)
+    }
+}

@@ -1,0 +1,69 @@
+//! `sum`: SUM over insert-only input (Flink's declarative SumAggFunction:
+//! `IF(isNull(sum), value, sum + value)`): the sum is NULL until a value
+//! arrives. Integer sums wrap and start at a valid-looking 0 with the flag
+//! clear, IEEE sums start at -0.0 (so a first -0.0 stays), DECIMAL sums in
+//! DECIMAL(38, s) turn NULL past 38 digits and the next value restarts
+//! them.
+//!
+//! Declaration: function SUM; insert-only input; phases single, local,
+//! global; partial layout `[sum: result]`; parameter `overflow` (wrap,
+//! ieee, null). State: [`Slots`](crate::kernel::Slots) of this rule.
+
+use std::marker::PhantomData;
+
+use super::rules::{restarting, Equality, Scalar, SumArith};
+use crate::kernel::{Binding, SlotRule};
+
+/// SUM with arithmetic `A`, results compared under `E`.
+#[derive(Debug)]
+pub struct Sum<A, E>(PhantomData<(A, E)>);
+
+type AccOwned<A> = <<A as SumArith>::Acc as Binding>::Owned;
+type AccRef<'a, A> = <<A as SumArith>::Acc as Binding>::Ref<'a>;
+type InRef<'a, A> = <<A as SumArith>::In as Binding>::Ref<'a>;
+
+/// Adds `value` to a SUM slot: branch-free where the sum cannot overflow
+/// (the slot starts at the identity), else restarting once NULL.
+#[inline(always)]
+fn add<A: SumArith>(acc: &mut AccOwned<A>, valid: &mut bool, value: <A::Acc as Scalar>::V) {
+    if A::OVERFLOWS {
+        restarting::<A>(acc, valid, value, value, A::add);
+    } else {
+        if let Some(total) = A::add(A::Acc::held(acc), value) {
+            *acc = A::Acc::own(total);
+        }
+        *valid = true;
+    }
+}
+
+impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum<A, E> {
+    type In = A::In;
+    type Acc = A::Acc;
+    const INITIAL_VALID: bool = false;
+    const MERGE_NULL_POISONS: bool = false;
+
+    #[inline(always)]
+    fn initial() -> AccOwned<A> {
+        A::Acc::own(A::identity())
+    }
+
+    #[inline(always)]
+    fn identity<'a>() -> Option<InRef<'a, A>> {
+        A::arg_identity().map(A::In::as_read)
+    }
+
+    #[inline(always)]
+    fn fold(acc: &mut AccOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
+        add::<A>(acc, valid, A::widen(A::In::read(value)))
+    }
+
+    #[inline(always)]
+    fn merge(acc: &mut AccOwned<A>, valid: &mut bool, value: AccRef<'_, A>) {
+        add::<A>(acc, valid, A::Acc::read(value))
+    }
+
+    #[inline(always)]
+    fn same(a: AccRef<'_, A>, b: AccRef<'_, A>) -> bool {
+        E::same(a, b)
+    }
+}

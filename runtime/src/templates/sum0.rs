@@ -1,0 +1,59 @@
+//! `sum0`: SUM0 (`$SUM0`, Flink's Sum0AggFunction), insert-only and
+//! retracting: the sum starts at a non-NULL zero; `plus(NULL, x)` and
+//! `minus(NULL, x)` are NULL, so a DECIMAL(38) sum that overflowed stays
+//! NULL, and a NULL partial makes the merged sum NULL.
+//!
+//! Declaration: function SUM0; insert-only and retracting input; phases
+//! single, local, global; partial layout `[sum: result]`; parameter
+//! `overflow` (wrap, ieee, null). State: [`Slots`](crate::kernel::Slots)
+//! of this rule.
+
+use std::marker::PhantomData;
+
+use super::rules::{sticky, Equality, Scalar, SumArith};
+use crate::kernel::{Binding, SlotRule};
+
+/// SUM0 with arithmetic `A`, results compared under `E`.
+#[derive(Debug)]
+pub struct Sum0<A, E>(PhantomData<(A, E)>);
+
+type AccOwned<A> = <<A as SumArith>::Acc as Binding>::Owned;
+type AccRef<'a, A> = <<A as SumArith>::Acc as Binding>::Ref<'a>;
+type InRef<'a, A> = <<A as SumArith>::In as Binding>::Ref<'a>;
+
+impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum0<A, E> {
+    type In = A::In;
+    type Acc = A::Acc;
+    const INITIAL_VALID: bool = true;
+    const MERGE_NULL_POISONS: bool = true;
+
+    #[inline(always)]
+    fn initial() -> AccOwned<A> {
+        A::Acc::own(A::zero())
+    }
+
+    #[inline(always)]
+    fn identity<'a>() -> Option<InRef<'a, A>> {
+        A::arg_identity().map(A::In::as_read)
+    }
+
+    #[inline(always)]
+    fn fold(acc: &mut AccOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
+        sticky::<A>(acc, valid, A::widen(A::In::read(value)), A::add)
+    }
+
+    #[inline(always)]
+    fn unfold(acc: &mut AccOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
+        sticky::<A>(acc, valid, A::widen(A::In::read(value)), A::sub)
+    }
+
+    #[inline(always)]
+    fn merge(acc: &mut AccOwned<A>, valid: &mut bool, value: AccRef<'_, A>) {
+        sticky::<A>(acc, valid, A::Acc::read(value), A::add)
+    }
+
+    #[inline(always)]
+    fn same(a: AccRef<'_, A>, b: AccRef<'_, A>) -> bool {
+        E::same(a, b)
+    }
+}
