@@ -134,6 +134,7 @@ impl LocalOperator {
                     arg_types: vec![*arg],
                     distinct: false,
                     filter: None,
+                    result_type: None,
                 }
             })
             .collect();

@@ -443,7 +443,7 @@ impl SpecSet {
 }
 
 impl Specialization<'_> {
-    /// Rust identifier of the generated struct, e.g. `MinInt`,
+    /// Rust identifier of the generated type alias, e.g. `MinInt`,
     /// `SumDecimal18`, `CountStar`; `Distinct`/`Retract` suffixes mark
     /// those variants.
     pub fn ident(&self) -> String {

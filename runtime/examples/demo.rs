@@ -70,6 +70,7 @@ fn calls(global: bool) -> Vec<AggCall> {
         arg_types: ty.into_iter().collect(),
         distinct: false,
         filter: None,
+        result_type: None,
     };
     let (min, max, count, sum, avg) = if global {
         (vec![1], vec![2], vec![3], vec![4], vec![5, 6])

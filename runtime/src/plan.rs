@@ -10,7 +10,7 @@
 //!   "version": 1,
 //!   "key_columns": [0], "key_types": ["INT"],
 //!   "calls": [{"function": "MAX", "args": [1], "arg_types": ["DOUBLE"],
-//!              "distinct": false, "filter": null}],
+//!              "distinct": false, "filter": null, "result_type": "DOUBLE"}],
 //!   "phase": "single", "input": "insert_only", "emission": "mini_batch",
 //!   "generate_update_before": true, "state_ttl_ms": 0,
 //!   "memory_budget_bytes": 67108864, "max_parallelism": 128
@@ -20,7 +20,9 @@
 //! Types use Flink's spelling (`DECIMAL(20, 3)`, `TIMESTAMP(3)`, `STRING`);
 //! `phase` is `single`, `local` or `global`; `input` is `insert_only` or
 //! `retracting`; `emission` is `immediate` or `mini_batch`. Every field is
-//! required; unknown fields are rejected. A reader accepts exactly the
+//! required but a call's `result_type` (Flink's result type of the call,
+//! checked against the specialization's at admission) and
+//! `count_star_column`; unknown fields are rejected. A reader accepts exactly the
 //! versions it knows ([`PLAN_FORMAT_VERSION`]).
 //!
 //! Column indexes refer to the operator's input batch. For the global
@@ -88,6 +90,10 @@ pub struct AggCall {
     pub distinct: bool,
     /// Input column index of the BOOLEAN `FILTER (WHERE ...)` column.
     pub filter: Option<usize>,
+    /// The call's result type as Flink plans it; admission refuses a
+    /// specialization whose result has another Arrow type. `None` (plans
+    /// written before the field existed) skips the check.
+    pub result_type: Option<SqlType>,
 }
 
 /// Everything one group-aggregate operator needs to know.
@@ -129,6 +135,8 @@ struct WireCall {
     arg_types: Vec<String>,
     distinct: bool,
     filter: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result_type: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -169,6 +177,7 @@ impl AggPlan {
                     arg_types: c.arg_types.iter().map(|t| t.to_string()).collect(),
                     distinct: c.distinct,
                     filter: c.filter,
+                    result_type: c.result_type.map(|t| t.to_string()),
                 })
                 .collect(),
             phase: self.phase.as_str().to_string(),
@@ -204,6 +213,7 @@ impl AggPlan {
                     arg_types: parse_types(&c.arg_types)?,
                     distinct: c.distinct,
                     filter: c.filter,
+                    result_type: c.result_type.as_deref().map(str::parse).transpose()?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -283,10 +293,12 @@ impl fmt::Display for AggPlan {
 }
 
 /// What an admitted plan runs with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Admitted {
     /// The specialization of each call, e.g. `MIN<INT>/insert_only`.
     pub specializations: Vec<String>,
+    /// The registry row of each call, which creates its accumulators.
+    pub admissions: Vec<&'static crate::registry::Admission>,
     /// The group-table path for the keys.
     pub table: TablePath,
 }
@@ -318,6 +330,7 @@ pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
         )));
     }
     let mut specializations = Vec::with_capacity(plan.calls.len());
+    let mut admissions = Vec::with_capacity(plan.calls.len());
     for (i, call) in plan.calls.iter().enumerate() {
         if call.distinct {
             return Err(refuse(format!(
@@ -339,15 +352,45 @@ pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
             call.distinct,
         )
         .map_err(|e| refuse(format!("call {i} ({}): {}", call.function, e.reason)))?;
+        if let Some(expected) = &call.result_type {
+            check_result_type(i, call, admission, expected)?;
+        }
         specializations.push(admission.name.to_string());
+        admissions.push(admission);
     }
     let table = GroupTable::new(&plan.key_types)
         .map_err(|e| refuse(format!("grouping keys: {e}")))?
         .path();
     Ok(Admitted {
         specializations,
+        admissions,
         table,
     })
+}
+
+/// Refuses a specialization whose result is not the Arrow type of the
+/// result type Flink planned for the call (a fallback with the reason,
+/// not a failure on the first output batch).
+fn check_result_type(
+    i: usize,
+    call: &AggCall,
+    admission: &crate::registry::Admission,
+    expected: &SqlType,
+) -> Result<(), NotAdmitted> {
+    let accumulator = admission
+        .create(call.arg_types.first())
+        .map_err(|e| refuse(format!("call {i} ({}): {e}", call.function)))?;
+    let produced = accumulator.result_type();
+    let wanted = arrow_type(expected);
+    if produced == wanted {
+        Ok(())
+    } else {
+        Err(refuse(format!(
+            "call {i} ({}): Flink plans result type {expected} (Arrow {wanted}), \
+             but {} produces Arrow {produced}",
+            call.function, admission.name
+        )))
+    }
 }
 
 /// The Arrow type of a column holding values of `sql` (types.toml's
@@ -394,6 +437,7 @@ mod tests {
                 }],
                 distinct: false,
                 filter: None,
+                result_type: None,
             }],
             phase: Phase::Single,
             input: InputMode::InsertOnly,
@@ -404,6 +448,29 @@ mod tests {
             max_parallelism: 128,
             count_star_column: None,
         }
+    }
+
+    #[test]
+    fn a_result_type_other_than_the_specializations_is_refused() {
+        let mut plan = sample();
+        plan.calls[0].result_type = Some("DECIMAL(38, 3)".parse().unwrap());
+        assert!(admit(&plan).is_ok());
+        let json = plan.to_json();
+        assert!(
+            json.contains("\"result_type\":\"DECIMAL(38, 3)\""),
+            "{json}"
+        );
+        assert_eq!(AggPlan::from_json(&json).unwrap(), plan);
+
+        plan.calls[0].result_type = Some(SqlType::BigInt);
+        let reason = admit(&plan).unwrap_err().reason;
+        assert!(
+            reason.contains("call 0 (SUM): Flink plans result type BIGINT (Arrow Int64), but SUM<DECIMAL_38>/insert_only produces Arrow Decimal128(38, 3)"),
+            "{reason}"
+        );
+        // Plans without the field (written before it existed) still parse.
+        let old = json.replace(",\"result_type\":\"DECIMAL(38, 3)\"", "");
+        assert_eq!(AggPlan::from_json(&old).unwrap().calls[0].result_type, None);
     }
 
     #[test]

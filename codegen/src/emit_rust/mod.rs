@@ -82,8 +82,9 @@ fn prelude() -> TokenStream {
     }
 }
 
-/// Everything generated from `specs`: one struct per specialization with
-/// its rule and trait impls, then the registry table and type matcher.
+/// Everything generated from `specs`: one instantiated type and
+/// constructor per specialization, then the registry table and type
+/// matcher.
 /// Every error is reported, not just the first.
 pub fn emit(specs: &SpecSet) -> Result<TokenStream, Vec<EmitError>> {
     let mut items = Vec::new();

@@ -1,11 +1,12 @@
-//! Generic, monomorphizable kernels that generated accumulators call.
+//! Generic, monomorphizable state kernels that the templates' accumulators
+//! drive.
 //!
-//! The kernels know nothing about specs: a generated struct picks a
-//! [`Binding`] per column (how values are read from and written to Arrow),
-//! implements a small rule trait with the per-type fold written out
-//! (`SlotRule` for running extremes and sums, `AvgRule` for AVG and SUM over
-//! retractions, `MultisetRule` for MIN/MAX over retractions), and calls
-//! the loops here. State is columnar: vectors indexed by `u32` group id.
+//! The kernels know nothing about specs: a state template
+//! (`crate::templates`) picks a [`Binding`] per column (how values are read
+//! from and written to Arrow) and implements a small rule trait with the
+//! per-type fold (`SlotRule` for running extremes and sums, `AvgRule` for AVG
+//! and SUM over retractions, `MultisetRule` for MIN/MAX over retractions);
+//! the loops here apply it. State is columnar: vectors indexed by `u32` group id.
 
 pub mod avg;
 pub mod bind;

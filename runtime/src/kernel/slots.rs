@@ -1,6 +1,6 @@
 //! One nullable value per group: the state of running extremes (MIN/MAX),
-//! SUM and SUM0. The generated struct supplies the per-type fold as a
-//! [`SlotRule`]; these loops apply it.
+//! SUM and SUM0. A template in `crate::templates` supplies the per-type
+//! fold as a [`SlotRule`]; these loops apply it.
 
 use std::fmt;
 
@@ -352,32 +352,12 @@ mod tests {
     use super::*;
     use crate::kernel::{check_groups, Prim};
 
-    /// MIN over INT, as the emitter writes it.
-    #[derive(Debug)]
-    struct MinInt;
-
-    impl SlotRule for MinInt {
-        type In = Prim<Int32Type>;
-        type Acc = Prim<Int32Type>;
-        const INITIAL_VALID: bool = false;
-        const MERGE_NULL_POISONS: bool = false;
-        fn initial() -> i32 {
-            i32::MAX
-        }
-        fn identity<'a>() -> Option<<Self::In as Binding>::Ref<'a>> {
-            Some(i32::MAX)
-        }
-        fn fold(acc: &mut i32, valid: &mut bool, value: i32) {
-            *acc = (*acc).min(value);
-            *valid = true;
-        }
-        fn merge(acc: &mut i32, valid: &mut bool, value: i32) {
-            Self::fold(acc, valid, value)
-        }
-        fn same(a: i32, b: i32) -> bool {
-            a == b
-        }
-    }
+    /// MIN over INT, as the registry instantiates it.
+    type MinInt = crate::templates::running_extreme::RunningExtreme<
+        crate::templates::rules::TotalOrder<Prim<Int32Type>>,
+        crate::templates::rules::Min,
+        crate::templates::rules::JavaEq,
+    >;
 
     #[test]
     fn masked_identity_fold_matches_a_per_row_model() {

@@ -41,7 +41,8 @@ use crate::error::{AggError, Result};
 use crate::flink_key::{key_group_for_hash, JavaHashMapOrder};
 use crate::group_table::GroupTable;
 use crate::memory::MemoryBudget;
-use crate::plan::{admit, arrow_type, AggCall, AggPlan, Emission};
+use crate::plan::{admit, arrow_type, Admitted, AggCall, AggPlan, Emission};
+use crate::registry::Admission;
 use crate::snapshot::{decode_key_group, encode_key_group, ColumnRole, SnapshotMeta};
 use crate::types::{InputMode, Phase, RowKind, ROW_KIND_COLUMN};
 
@@ -130,28 +131,44 @@ fn effective_calls(plan: &AggPlan) -> Result<(Vec<AggCall>, Option<usize>)> {
         arg_types: Vec::new(),
         distinct: false,
         filter: None,
+        result_type: None,
     });
     let counter = calls.len() - 1;
     Ok((calls, Some(counter)))
 }
 
-fn create_accumulators(
+/// The registry rows of the calls an operator runs: the admitted ones, then
+/// the inserted record counter's (looked up here, the only call admission
+/// did not see).
+fn call_admissions(
     plan: &AggPlan,
+    admitted: &Admitted,
+    calls: &[AggCall],
+) -> Result<Vec<&'static Admission>> {
+    let mut admissions = admitted.admissions.clone();
+    for call in &calls[admissions.len()..] {
+        let admission = crate::registry::lookup(
+            &call.function,
+            call.arg_types.first(),
+            plan.phase,
+            plan.input,
+            call.distinct,
+        )
+        .map_err(|e| AggError::Plan(e.reason))?;
+        admissions.push(admission);
+    }
+    Ok(admissions)
+}
+
+/// One accumulator per call, from its registry row.
+fn create_accumulators(
+    admissions: &[&'static Admission],
     calls: &[AggCall],
 ) -> Result<Vec<Box<dyn GroupAccumulator>>> {
-    calls
+    admissions
         .iter()
-        .map(|call| {
-            let admission = crate::registry::lookup(
-                &call.function,
-                call.arg_types.first(),
-                plan.phase,
-                plan.input,
-                call.distinct,
-            )
-            .map_err(|e| AggError::Plan(e.reason))?;
-            admission.create(call.arg_types.first())
-        })
+        .zip(calls)
+        .map(|(admission, call)| admission.create(call.arg_types.first()))
         .collect()
 }
 
@@ -184,9 +201,10 @@ impl GroupAggOperator {
         let admitted = admit(&plan).map_err(|e| AggError::Plan(e.reason))?;
         let (calls, counter) = effective_calls(&plan)?;
         let visible = plan.calls.len();
-        let accs = create_accumulators(&plan, &calls)?;
+        let admissions = call_admissions(&plan, &admitted, &calls)?;
+        let accs = create_accumulators(&admissions, &calls)?;
         let bundle_accs = if plan.phase == Phase::Global {
-            create_accumulators(&plan, &calls)?
+            create_accumulators(&admissions, &calls)?
         } else {
             Vec::new()
         };

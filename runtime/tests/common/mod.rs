@@ -23,6 +23,7 @@ pub fn call(function: &str, arg: Option<(usize, SqlType)>) -> AggCall {
         arg_types: arg.iter().map(|a| a.1).collect(),
         distinct: false,
         filter: None,
+        result_type: None,
     }
 }
 

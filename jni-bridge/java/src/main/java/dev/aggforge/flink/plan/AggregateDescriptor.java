@@ -264,9 +264,10 @@ public record AggregateDescriptor(
 
     /**
      * The native runtime's plan (wire format version 1: {@code version, key_columns, key_types,
-     * calls[function, args, arg_types, distinct, filter], phase, input, emission,
+     * calls[function, args, arg_types, distinct, filter, result_type], phase, input, emission,
      * generate_update_before, state_ttl_ms, memory_budget_bytes, max_parallelism}). The global
-     * phase sends no FILTER (the local phase applied it).
+     * phase sends no FILTER (the local phase applied it). The runtime refuses a call whose
+     * specialization's result has another Arrow type than {@code result_type}.
      */
     public String toPlanJson(long memoryBudgetBytes, int maxParallelism) {
         StringBuilder json = new StringBuilder("{\"version\":").append(PLAN_FORMAT_VERSION);
@@ -286,6 +287,8 @@ public record AggregateDescriptor(
                     .append(call.distinct())
                     .append(",\"filter\":")
                     .append(call.filter() < 0 || phase == Phase.GLOBAL ? "null" : call.filter())
+                    .append(",\"result_type\":")
+                    .append(quote(call.resultType()))
                     .append('}');
         }
         json.append("],\"phase\":").append(quote(phase.wire()));

@@ -72,17 +72,17 @@ class AggregateDescriptorTest {
                         + "\"key_types\":[\"VARCHAR(2147483647)\",\"DECIMAL(20, 3)\"],"
                         + "\"calls\":["
                         + "{\"function\":\"SUM\",\"args\":[2],\"arg_types\":[\"DECIMAL(20, 3)\"],"
-                        + "\"distinct\":false,\"filter\":3},"
+                        + "\"distinct\":false,\"filter\":3,\"result_type\":\"DECIMAL(38, 3)\"},"
                         + "{\"function\":\"COUNT_STAR\",\"args\":[],\"arg_types\":[],"
-                        + "\"distinct\":false,\"filter\":null},"
+                        + "\"distinct\":false,\"filter\":null,\"result_type\":\"BIGINT\"},"
                         + "{\"function\":\"AVG\",\"args\":[3,4],\"arg_types\":[\"DOUBLE\"],"
-                        + "\"distinct\":true,\"filter\":null}],"
+                        + "\"distinct\":true,\"filter\":null,\"result_type\":\"DOUBLE\"}],"
                         + "\"phase\":\"single\",\"input\":\"retracting\",\"emission\":\"mini_batch\","
                         + "\"generate_update_before\":true,\"state_ttl_ms\":3600000,"
                         + "\"memory_budget_bytes\":67108864,\"max_parallelism\":128}",
                 sample(Phase.SINGLE).toPlanJson(64L << 20, 128));
         // The global phase never sends a FILTER: the local phase applied it.
-        assertTrue(sample(Phase.GLOBAL).toPlanJson(1, 1).contains("\"filter\":null},{\"function\":\"COUNT_STAR\""));
+        assertTrue(sample(Phase.GLOBAL).toPlanJson(1, 1).contains("\"filter\":null,\"result_type\":\"DECIMAL(38, 3)\"},{\"function\":\"COUNT_STAR\""));
     }
 
     @Test
