@@ -207,7 +207,7 @@ impl GroupsAccumulator for DataFusionAccumulator {
 
 /// Every specialization (one [`Accumulator`] per template state) is a
 /// DataFusion `GroupsAccumulator` through the generic functions above.
-impl<S: TemplateState> GroupsAccumulator for Accumulator<S> {
+impl<S: TemplateState, const RETRACTING: bool> GroupsAccumulator for Accumulator<S, RETRACTING> {
     fn update_batch(
         &mut self,
         values: &[ArrayRef],
@@ -240,7 +240,7 @@ impl<S: TemplateState> GroupsAccumulator for Accumulator<S> {
         values: &[ArrayRef],
         opt_filter: Option<&BooleanArray>,
     ) -> DfResult<Vec<ArrayRef>> {
-        let mut fresh = Accumulator::<S>::new(self.spec().clone());
+        let mut fresh = Accumulator::<S, RETRACTING>::new(self.spec().clone());
         convert_to_state(&mut fresh, values, opt_filter)
     }
 

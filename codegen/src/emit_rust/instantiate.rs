@@ -55,7 +55,7 @@ pub(crate) fn specialization(
     let constructor_doc = format!(" Creates `{name}` for an argument of SQL type `arg`.");
     Ok(quote! {
         #(#doc)*
-        pub type #ident = crate::templates::Accumulator<#state>;
+        pub type #ident = crate::templates::Accumulator<#state, #retracting>;
 
         #[doc = #constructor_doc]
         pub fn #constructor(arg: Option<&SqlType>) -> Result<#ident> {

@@ -47,7 +47,8 @@ pub struct AccSpec {
     /// The argument's SQL type (`None` for COUNT(*)).
     pub sql_arg: Option<SqlType>,
     /// Whether the input may retract (-U/-D rows); insert-only
-    /// specializations reject such rows.
+    /// specializations reject such rows. The same as the accumulator's
+    /// `RETRACTING` parameter (kept here for readers of a spec).
     pub retracting: bool,
     /// Arrow type of the argument column (`None` for COUNT(*)).
     pub arg_type: Option<DataType>,
@@ -97,12 +98,16 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     fn reset(&mut self);
     /// Bytes held, heap included.
     fn memory_bytes(&self) -> usize;
-    /// Folds a batch of raw rows (retracting -U/-D rows when `spec` says
-    /// the input retracts).
-    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()>;
+    /// Folds a batch of raw rows (retracting -U/-D rows when the input
+    /// retracts, `RETRACTING`; else such rows are an error).
+    fn update<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+    ) -> Result<()>;
     /// Folds like `update` and returns each row's result right after it,
     /// setting `changed[row]` where it differs from the result before.
-    fn update_traced(
+    fn update_traced<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
@@ -142,13 +147,17 @@ pub(crate) struct Selected<'a> {
 
 /// The row kinds, group ids and selected rows of `batch`, given the
 /// argument column whose NULLs are skipped (`None`: every row counts).
-pub(crate) fn select<'a>(
+/// Inlined, with the input mode a constant, so each template's update
+/// compiles as one function (measured with callgrind: a call and a
+/// run-time input mode cost MIN+MAX over INT 1.9 instructions per row).
+#[inline(always)]
+pub(crate) fn select<'a, const RETRACTING: bool>(
     spec: &AccSpec,
     batch: &BatchUpdate<'a>,
     num_groups: usize,
     argument: Option<&ArrayRef>,
 ) -> Result<Selected<'a>> {
-    let kinds = if spec.retracting {
+    let kinds = if RETRACTING {
         crate::kernel::retract_kinds(batch, spec.name)?
     } else {
         crate::kernel::check_insert_only(batch, spec.name)?;
@@ -166,25 +175,27 @@ pub(crate) fn select<'a>(
 
 /// [`select`] for a template with one argument, which is checked against
 /// the specialization's Arrow type and bound once with binding `B`.
-pub(crate) fn bind_argument<'a, B: Binding>(
+#[inline(always)]
+pub(crate) fn bind_argument<'a, B: Binding, const RETRACTING: bool>(
     spec: &AccSpec,
     batch: &BatchUpdate<'a>,
     num_groups: usize,
 ) -> Result<(Selected<'a>, B::Reader<'a>)> {
     let column = crate::kernel::argument(batch, 0, spec.arg_type()?, spec.name)?;
-    let selected = select(spec, batch, num_groups, Some(column))?;
+    let selected = select::<RETRACTING>(spec, batch, num_groups, Some(column))?;
     Ok((selected, B::bind(column, spec.name)?))
 }
 
 /// One aggregate call's accumulator: a template's state and the spec it
-/// was admitted with. Every specialization is one `Accumulator<S>`.
+/// was admitted with. Every specialization is one `Accumulator<S, R>`; `R`
+/// is whether its input retracts.
 #[derive(Debug)]
-pub struct Accumulator<S: TemplateState> {
+pub struct Accumulator<S: TemplateState, const RETRACTING: bool> {
     spec: AccSpec,
     state: S,
 }
 
-impl<S: TemplateState> Accumulator<S> {
+impl<S: TemplateState, const RETRACTING: bool> Accumulator<S, RETRACTING> {
     /// An accumulator with no groups.
     pub fn new(spec: AccSpec) -> Self {
         Accumulator {
@@ -204,7 +215,7 @@ impl<S: TemplateState> Accumulator<S> {
     }
 }
 
-impl<S: TemplateState> GroupAccumulator for Accumulator<S> {
+impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<S, RETRACTING> {
     fn name(&self) -> &'static str {
         self.spec.name
     }
@@ -238,11 +249,12 @@ impl<S: TemplateState> GroupAccumulator for Accumulator<S> {
     }
 
     fn update(&mut self, batch: &BatchUpdate<'_>) -> Result<()> {
-        self.state.update(&self.spec, batch)
+        self.state.update::<RETRACTING>(&self.spec, batch)
     }
 
     fn update_traced(&mut self, batch: &BatchUpdate<'_>, changed: &mut [bool]) -> Result<ArrayRef> {
-        self.state.update_traced(&self.spec, batch, changed)
+        self.state
+            .update_traced::<RETRACTING>(&self.spec, batch, changed)
     }
 
     fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {

@@ -42,8 +42,12 @@ where
         Slots::memory_bytes(self)
     }
 
-    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()> {
-        let (selected, values) = bind_argument::<R::In>(spec, batch, self.len())?;
+    fn update<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+    ) -> Result<()> {
+        let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
         match selected.kinds {
             Some(kinds) => {
                 Slots::update_signed(self, values, &selected.rows, selected.groups.ids(), kinds)
@@ -53,13 +57,13 @@ where
         Ok(())
     }
 
-    fn update_traced(
+    fn update_traced<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
-        let (selected, values) = bind_argument::<R::In>(spec, batch, self.len())?;
+        let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
         Slots::update_traced(
             self,
             values,
@@ -131,8 +135,12 @@ where
         AvgState::memory_bytes(self)
     }
 
-    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()> {
-        let (selected, values) = bind_argument::<R::In>(spec, batch, self.len())?;
+    fn update<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+    ) -> Result<()> {
+        let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
         match selected.kinds {
             Some(kinds) => {
                 AvgState::update_signed(self, values, &selected.rows, selected.groups.ids(), kinds)
@@ -142,13 +150,13 @@ where
         Ok(())
     }
 
-    fn update_traced(
+    fn update_traced<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
-        let (selected, values) = bind_argument::<R::In>(spec, batch, self.len())?;
+        let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
         AvgState::update_traced(
             self,
             values,
@@ -233,9 +241,13 @@ impl TemplateState for Counts {
         Counts::memory_bytes(self)
     }
 
-    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()> {
+    fn update<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+    ) -> Result<()> {
         let argument = count_argument(spec, batch)?;
-        let selected = select(spec, batch, self.len(), argument)?;
+        let selected = select::<RETRACTING>(spec, batch, self.len(), argument)?;
         match selected.kinds {
             Some(kinds) => {
                 Counts::update_signed(self, &selected.rows, selected.groups.ids(), kinds)
@@ -245,14 +257,14 @@ impl TemplateState for Counts {
         Ok(())
     }
 
-    fn update_traced(
+    fn update_traced<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
         let argument = count_argument(spec, batch)?;
-        let selected = select(spec, batch, self.len(), argument)?;
+        let selected = select::<RETRACTING>(spec, batch, self.len(), argument)?;
         Counts::update_traced(
             self,
             &selected.rows,
@@ -325,8 +337,12 @@ where
         CountedExtremes::memory_bytes(self)
     }
 
-    fn update(&mut self, spec: &AccSpec, batch: &BatchUpdate<'_>) -> Result<()> {
-        let (selected, values) = bind_argument::<R::Val>(spec, batch, self.len())?;
+    fn update<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+    ) -> Result<()> {
+        let (selected, values) = bind_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
         CountedExtremes::update(
             self,
             values,
@@ -337,13 +353,13 @@ where
         Ok(())
     }
 
-    fn update_traced(
+    fn update_traced<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
-        let (selected, values) = bind_argument::<R::Val>(spec, batch, self.len())?;
+        let (selected, values) = bind_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
         CountedExtremes::update_traced(
             self,
             values,
