@@ -79,6 +79,21 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes `text` to standard output. A reader that stops early (`aggforge
+/// list | head`) closes the pipe; that ends the output, not with a panic.
+fn emit(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write the output: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `aggforge check`.
 fn check(dir: &Path) -> ExitCode {
     match load_dir(dir) {
@@ -112,10 +127,12 @@ fn list(dir: &Path, args: &ListArgs) -> ExitCode {
         .into_iter()
         .filter(|row| filter.matches(row))
         .collect();
-    print!("{}", coverage::render_table(&rows));
     let specialized = rows.iter().filter(|r| r.status.is_specialized()).count();
-    println!("{specialized} of {} combinations specialized", rows.len());
-    ExitCode::SUCCESS
+    emit(&format!(
+        "{}{specialized} of {} combinations specialized\n",
+        coverage::render_table(&rows),
+        rows.len()
+    ))
 }
 
 /// Resolves filter names; unknown names are errors listing the known ones.
@@ -191,10 +208,7 @@ fn expand(dir: &Path, args: &ExpandArgs) -> ExitCode {
         return ExitCode::from(1);
     };
     match aggforge_codegen::emit_rust::expand(&specs, function, ty, phase, input) {
-        Ok(code) => {
-            print!("{code}");
-            ExitCode::SUCCESS
-        }
+        Ok(code) => emit(&code),
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::from(1)
