@@ -1,0 +1,407 @@
+//! The reference model of `reference_model.rs`: values as the model holds
+//! them, Flink's orders and equalities, and one group's state folded,
+//! retracted and merged the obvious way (written from Flink's Java).
+
+use aggforge_runtime::kernel::decimal::{avg_38, MAX_38};
+use aggforge_runtime::registry::Admission;
+use aggforge_runtime::types::{InputMode, SqlType};
+
+/// One value as the reference model holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum V {
+    I(i128),
+    F32(f32),
+    F64(f64),
+    B(bool),
+    S(Vec<u8>),
+    T(i64, i32),
+}
+
+/// The SQL type the test uses for each type row (DECIMAL at the row's
+/// largest precision, so its values reach 18 and 38 digits).
+pub fn sql_type(row: &str) -> SqlType {
+    let text = match row {
+        "DECIMAL_18" => "DECIMAL(18, 2)",
+        "DECIMAL_38" => "DECIMAL(38, 4)",
+        "TIME" => "TIME(3)",
+        "TIMESTAMP_3" => "TIMESTAMP(3)",
+        "TIMESTAMP_9" => "TIMESTAMP(9)",
+        "CHAR" => "CHAR(4)",
+        other => other,
+    };
+    text.parse().unwrap()
+}
+
+/// Same value, NaN equal to NaN (for comparing results).
+pub fn identical(a: &Option<V>, b: &Option<V>) -> bool {
+    match (a, b) {
+        (Some(V::F32(x)), Some(V::F32(y))) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        (Some(V::F64(x)), Some(V::F64(y))) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        _ => a == b,
+    }
+}
+
+/// Flink's record equality of results: Java `==` for floats.
+pub fn java_equal(a: &Option<V>, b: &Option<V>) -> bool {
+    match (a, b) {
+        (Some(V::F32(x)), Some(V::F32(y))) => x == y,
+        (Some(V::F64(x)), Some(V::F64(y))) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Java `<` under each type's order.
+fn less(a: &V, b: &V) -> bool {
+    match (a, b) {
+        (V::I(x), V::I(y)) => x < y,
+        (V::F32(x), V::F32(y)) => x < y,
+        (V::F64(x), V::F64(y)) => x < y,
+        (V::B(x), V::B(y)) => !x & y,
+        (V::S(x), V::S(y)) => x < y,
+        (V::T(xm, xn), V::T(ym, yn)) => (xm, xn) < (ym, yn),
+        _ => panic!("mixed types"),
+    }
+}
+
+/// Java `compareTo` (`Double.compare` for floats: -0.0 < 0.0, NaN last).
+fn java_compare(a: &V, b: &V) -> std::cmp::Ordering {
+    let canon = |x: f64| if x.is_nan() { f64::NAN } else { x };
+    match (a, b) {
+        (V::F32(x), V::F32(y)) => canon(f64::from(*x)).total_cmp(&canon(f64::from(*y))),
+        (V::F64(x), V::F64(y)) => canon(*x).total_cmp(&canon(*y)),
+        _ if less(a, b) => std::cmp::Ordering::Less,
+        _ if less(b, a) => std::cmp::Ordering::Greater,
+        _ => std::cmp::Ordering::Equal,
+    }
+}
+
+/// The reference state of one group: Flink's accumulator fields.
+#[derive(Debug, Clone)]
+pub struct Ref {
+    /// MIN/MAX value, SUM/SUM0 sum, AVG sum.
+    value: Option<V>,
+    /// Counts; for MIN/MAX over retractions `mapSize`.
+    count: i64,
+    /// MIN/MAX over retractions: the counted values (Flink's MapView).
+    map: Vec<(V, i64)>,
+}
+
+fn wrap(v: i128, ty: &SqlType) -> i128 {
+    match ty {
+        SqlType::TinyInt => v as i8 as i128,
+        SqlType::SmallInt => v as i16 as i128,
+        SqlType::Int => v as i32 as i128,
+        _ => v as i64 as i128,
+    }
+}
+
+/// `a - b` in the sum's arithmetic (DECIMAL: NULL past 38 digits).
+fn sub(a: &V, b: &V, ty: &SqlType) -> Option<V> {
+    match (a, b) {
+        (V::I(x), V::I(y)) => match ty {
+            SqlType::Decimal { .. } => x.checked_sub(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
+            _ => Some(V::I(wrap(x - y, ty))),
+        },
+        (V::F32(x), V::F32(y)) => Some(V::F32(x - y)),
+        (V::F64(x), V::F64(y)) => Some(V::F64(x - y)),
+        _ => panic!("no subtraction"),
+    }
+}
+
+/// Flink's `0 - x` of the sum's type.
+fn zero_minus(v: &V, ty: &SqlType) -> Option<V> {
+    match v {
+        V::I(_) => sub(&V::I(0), v, ty),
+        V::F32(_) => sub(&V::F32(0.0), v, ty),
+        V::F64(_) => sub(&V::F64(0.0), v, ty),
+        _ => panic!("no subtraction"),
+    }
+}
+
+fn add(a: &V, b: &V, ty: &SqlType) -> Option<V> {
+    match (a, b) {
+        (V::I(x), V::I(y)) => match ty {
+            SqlType::Decimal { .. } => x.checked_add(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
+            _ => Some(V::I(wrap(x + y, ty))),
+        },
+        (V::F32(x), V::F32(y)) => Some(V::F32(x + y)),
+        (V::F64(x), V::F64(y)) => Some(V::F64(x + y)),
+        _ => panic!("no addition"),
+    }
+}
+
+/// The reference of one specialization.
+pub struct Model {
+    function: &'static str,
+    pub ty: Option<SqlType>,
+    /// Over retracting input (SUM is then SumWithRetractAggFunction).
+    pub retracting: bool,
+}
+
+impl Model {
+    pub fn empty(&self) -> Ref {
+        let zero = match self.ty {
+            Some(SqlType::Float) if self.function == "SUM0" => Some(V::F32(0.0)),
+            Some(SqlType::Float | SqlType::Double) => Some(V::F64(0.0)),
+            _ => Some(V::I(0)),
+        };
+        match self.function {
+            "SUM0" | "AVG" => Ref {
+                value: zero,
+                count: 0,
+                map: Vec::new(),
+            },
+            _ => Ref {
+                value: None,
+                count: 0,
+                map: Vec::new(),
+            },
+        }
+    }
+
+    /// The AVG sum type: BIGINT for integers (wrapping in i64), DOUBLE for floats.
+    fn avg_add(&self, sum: &V, value: &V) -> Option<V> {
+        match (sum, value, self.ty) {
+            (V::F64(s), V::F32(v), _) => Some(V::F64(s + f64::from(*v))),
+            (V::F64(s), V::F64(v), _) => Some(V::F64(s + v)),
+            (V::I(s), V::I(v), Some(SqlType::Decimal { .. })) => {
+                s.checked_add(*v).filter(|t| t.abs() <= MAX_38).map(V::I)
+            }
+            (V::I(s), V::I(v), _) => Some(V::I((s + v) as i64 as i128)),
+            _ => panic!("no avg addition"),
+        }
+    }
+
+    /// AVG's retraction: `sum - value` in the sum type.
+    fn avg_sub(&self, sum: &V, value: &V) -> Option<V> {
+        match (sum, value, self.ty) {
+            (V::F64(s), V::F32(v), _) => Some(V::F64(s - f64::from(*v))),
+            (V::F64(s), V::F64(v), _) => Some(V::F64(s - v)),
+            (V::I(s), V::I(v), Some(SqlType::Decimal { .. })) => {
+                s.checked_sub(*v).filter(|t| t.abs() <= MAX_38).map(V::I)
+            }
+            (V::I(s), V::I(v), _) => Some(V::I((s - v) as i64 as i128)),
+            _ => panic!("no avg subtraction"),
+        }
+    }
+
+    /// MinWithRetractAggFunction / MaxWithRetractAggFunction, written from
+    /// their Java: accumulate (`retract == false`) or retract one value.
+    fn counted(&self, state: &mut Ref, v: &V, retract: bool) {
+        let min = self.function == "MIN";
+        let beats = |a: &V, b: &V| {
+            let order = java_compare(a, b);
+            if min {
+                order.is_lt()
+            } else {
+                order.is_gt()
+            }
+        };
+        let pos = state
+            .map
+            .iter()
+            .position(|(k, _)| java_compare(k, v).is_eq());
+        let old = pos.map_or(0, |p| state.map[p].1);
+        if !retract && (state.count == 0 || beats(v, state.value.as_ref().unwrap())) {
+            state.value = Some(v.clone());
+        }
+        let count = if retract { old - 1 } else { old + 1 };
+        match (pos, count) {
+            (Some(p), 0) => {
+                state.map.remove(p);
+            }
+            (Some(p), c) => state.map[p].1 = c,
+            (None, 0) => {}
+            (None, c) => state.map.push((v.clone(), c)),
+        }
+        if !retract {
+            if count == 1 {
+                state.count += 1;
+            }
+            return;
+        }
+        if count != 0 {
+            return;
+        }
+        state.count -= 1;
+        if state.count == 0 {
+            state.value = None;
+            return;
+        }
+        if state
+            .value
+            .as_ref()
+            .is_some_and(|cur| java_compare(cur, v).is_eq())
+        {
+            let mut next: Option<V> = None;
+            for (k, _) in &state.map {
+                if next.as_ref().is_none_or(|n| beats(k, n)) {
+                    next = Some(k.clone());
+                }
+            }
+            if next.is_none() {
+                state.count = 0;
+            }
+            state.value = next;
+        }
+    }
+
+    /// Retracts one row (-U/-D) as Flink's retract expressions do.
+    pub fn unfold(&self, state: &mut Ref, value: &Option<V>) {
+        let ty = self.ty.as_ref();
+        match self.function {
+            "COUNT_STAR" => state.count -= 1,
+            "COUNT" => state.count -= value.is_some() as i64,
+            _ => {
+                let Some(v) = value else { return };
+                match self.function {
+                    "MIN" | "MAX" => self.counted(state, v, true),
+                    "SUM" => {
+                        state.value = match &state.value {
+                            None => zero_minus(v, ty.unwrap()),
+                            Some(cur) => sub(cur, v, ty.unwrap()),
+                        };
+                        state.count -= 1;
+                    }
+                    "SUM0" => {
+                        state.value = state
+                            .value
+                            .as_ref()
+                            .and_then(|cur| sub(cur, v, ty.unwrap()))
+                    }
+                    "AVG" => {
+                        state.value = state.value.as_ref().and_then(|cur| self.avg_sub(cur, v));
+                        state.count -= 1;
+                    }
+                    other => panic!("{other} does not retract"),
+                }
+            }
+        }
+    }
+
+    pub fn fold(&self, state: &mut Ref, value: &Option<V>) {
+        let ty = self.ty.as_ref();
+        match self.function {
+            "COUNT_STAR" => state.count += 1,
+            "COUNT" => state.count += value.is_some() as i64,
+            _ => {
+                let Some(v) = value else { return };
+                match self.function {
+                    "MIN" | "MAX" if self.retracting => self.counted(state, v, false),
+                    "MIN" | "MAX" => {
+                        let take = match &state.value {
+                            None => true,
+                            Some(cur) if self.function == "MIN" => less(v, cur),
+                            Some(cur) => less(cur, v),
+                        };
+                        if take {
+                            state.value = Some(v.clone());
+                        }
+                    }
+                    "SUM" => {
+                        state.value = match &state.value {
+                            None => Some(v.clone()),
+                            Some(cur) => add(cur, v, ty.unwrap()),
+                        };
+                        state.count += 1;
+                    }
+                    "SUM0" => {
+                        state.value = state
+                            .value
+                            .as_ref()
+                            .and_then(|cur| add(cur, v, ty.unwrap()))
+                    }
+                    "AVG" => {
+                        state.value = state.value.as_ref().and_then(|cur| self.avg_add(cur, v));
+                        state.count += 1;
+                    }
+                    other => panic!("unknown function {other}"),
+                }
+            }
+        }
+    }
+
+    pub fn merge(&self, state: &mut Ref, partial: &Ref) {
+        let ty = self.ty.as_ref();
+        match self.function {
+            "COUNT_STAR" | "COUNT" => state.count += partial.count,
+            "MIN" | "MAX" => self.fold(state, &partial.value),
+            "SUM" => {
+                if let Some(p) = &partial.value {
+                    state.value = match &state.value {
+                        None => Some(p.clone()),
+                        Some(cur) => add(cur, p, ty.unwrap()),
+                    }
+                }
+                state.count += partial.count;
+            }
+            "SUM0" => {
+                state.value = match (&state.value, &partial.value) {
+                    (Some(cur), Some(p)) => add(cur, p, ty.unwrap()),
+                    _ => None,
+                }
+            }
+            "AVG" => {
+                state.value = match (&state.value, &partial.value) {
+                    (Some(V::F64(a)), Some(V::F64(b))) => Some(V::F64(a + b)),
+                    (Some(V::I(a)), Some(V::I(b))) => match ty {
+                        Some(SqlType::Decimal { .. }) => {
+                            a.checked_add(*b).filter(|t| t.abs() <= MAX_38).map(V::I)
+                        }
+                        _ => Some(V::I((a + b) as i64 as i128)),
+                    },
+                    _ => None,
+                };
+                state.count += partial.count;
+            }
+            other => panic!("unknown function {other}"),
+        }
+    }
+
+    pub fn result(&self, state: &Ref) -> Option<V> {
+        match self.function {
+            "COUNT_STAR" | "COUNT" => Some(V::I(state.count.into())),
+            "SUM" if self.retracting && state.count == 0 => None,
+            "MIN" | "MAX" if self.retracting && state.count <= 0 => None,
+            "AVG" => {
+                if state.count == 0 {
+                    return None;
+                }
+                let n = state.count;
+                match (state.value.as_ref()?, self.ty.unwrap()) {
+                    (V::F64(s), SqlType::Float) => Some(V::F32((s / n as f64) as f32)),
+                    (V::F64(s), _) => Some(V::F64(s / n as f64)),
+                    (V::I(s), SqlType::Decimal { scale, .. }) => {
+                        avg_38(*s, n, scale, scale.max(6)).map(V::I)
+                    }
+                    // Java's long division: Long.MIN_VALUE / -1 wraps.
+                    (V::I(s), ty) => Some(V::I(wrap((*s as i64).wrapping_div(n).into(), &ty))),
+                    _ => panic!("bad avg state"),
+                }
+            }
+            _ => state.value.clone(),
+        }
+    }
+}
+
+pub fn model_of(admission: &Admission) -> Model {
+    let function = match admission.function {
+        "MIN" => "MIN",
+        "MAX" => "MAX",
+        "COUNT_STAR" => "COUNT_STAR",
+        "COUNT" => "COUNT",
+        "SUM" => "SUM",
+        "SUM0" => "SUM0",
+        "AVG" => "AVG",
+        other => panic!("no reference model for {other}"),
+    };
+    Model {
+        function,
+        ty: admission.type_row.map(sql_type),
+        retracting: admission.input == InputMode::Retracting,
+    }
+}
