@@ -234,6 +234,20 @@ impl AggPlan {
         Ok(plan)
     }
 
+    /// The registry row for `call` in this plan's phase and input mode.
+    pub fn lookup(
+        &self,
+        call: &AggCall,
+    ) -> Result<&'static crate::registry::Admission, NotAdmitted> {
+        crate::registry::lookup(
+            &call.function,
+            call.arg_types.first(),
+            self.phase,
+            self.input,
+            call.distinct,
+        )
+    }
+
     /// Checks the plan's internal consistency (not whether it is admitted).
     pub fn validate(&self) -> Result<()> {
         if self.key_columns.len() != self.key_types.len() {
@@ -344,14 +358,9 @@ pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
                 call.function
             )));
         }
-        let admission = crate::registry::lookup(
-            &call.function,
-            call.arg_types.first(),
-            plan.phase,
-            plan.input,
-            call.distinct,
-        )
-        .map_err(|e| refuse(format!("call {i} ({}): {}", call.function, e.reason)))?;
+        let admission = plan
+            .lookup(call)
+            .map_err(|e| refuse(format!("call {i} ({}): {}", call.function, e.reason)))?;
         if let Some(expected) = &call.result_type {
             check_result_type(i, call, admission, expected)?;
         }

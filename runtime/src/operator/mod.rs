@@ -147,15 +147,7 @@ fn call_admissions(
 ) -> Result<Vec<&'static Admission>> {
     let mut admissions = admitted.admissions.clone();
     for call in &calls[admissions.len()..] {
-        let admission = crate::registry::lookup(
-            &call.function,
-            call.arg_types.first(),
-            plan.phase,
-            plan.input,
-            call.distinct,
-        )
-        .map_err(|e| AggError::Plan(e.reason))?;
-        admissions.push(admission);
+        admissions.push(plan.lookup(call).map_err(|e| AggError::Plan(e.reason))?);
     }
     Ok(admissions)
 }

@@ -14,32 +14,40 @@ use crate::kernel::{
     AvgRule, AvgState, Binding, CountedExtremes, Counts, MultisetRule, SlotRule, Slots,
 };
 
+/// The calls every state kernel answers under the same names: its group
+/// count, growing, clearing and resetting groups, and its memory.
+macro_rules! kernel_basics {
+    ($kernel:ident) => {
+        fn len(&self) -> usize {
+            $kernel::len(self)
+        }
+
+        fn resize(&mut self, n: usize) {
+            $kernel::resize(self, n)
+        }
+
+        fn clear(&mut self, groups: &[u32]) {
+            $kernel::clear(self, groups)
+        }
+
+        fn reset(&mut self) {
+            $kernel::reset(self)
+        }
+
+        fn memory_bytes(&self) -> usize {
+            $kernel::memory_bytes(self)
+        }
+    };
+}
+
 impl<R: SlotRule> TemplateState for Slots<R>
 where
     Slots<R>: Send,
 {
-    fn len(&self) -> usize {
-        Slots::len(self)
-    }
+    kernel_basics!(Slots);
 
     fn bytes_per_group() -> usize {
         Slots::<R>::bytes_per_group()
-    }
-
-    fn resize(&mut self, n: usize) {
-        Slots::resize(self, n)
-    }
-
-    fn clear(&mut self, groups: &[u32]) {
-        Slots::clear(self, groups)
-    }
-
-    fn reset(&mut self) {
-        Slots::reset(self)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        Slots::memory_bytes(self)
     }
 
     fn update<const RETRACTING: bool>(
@@ -111,28 +119,10 @@ impl<R: AvgRule> TemplateState for AvgState<R>
 where
     AvgState<R>: Send,
 {
-    fn len(&self) -> usize {
-        AvgState::len(self)
-    }
+    kernel_basics!(AvgState);
 
     fn bytes_per_group() -> usize {
         AvgState::<R>::bytes_per_group()
-    }
-
-    fn resize(&mut self, n: usize) {
-        AvgState::resize(self, n)
-    }
-
-    fn clear(&mut self, groups: &[u32]) {
-        AvgState::clear(self, groups)
-    }
-
-    fn reset(&mut self) {
-        AvgState::reset(self)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        AvgState::memory_bytes(self)
     }
 
     fn update<const RETRACTING: bool>(
@@ -213,9 +203,7 @@ fn count_argument<'a>(spec: &AccSpec, batch: &BatchUpdate<'a>) -> Result<Option<
 }
 
 impl TemplateState for Counts {
-    fn len(&self) -> usize {
-        Counts::len(self)
-    }
+    kernel_basics!(Counts);
 
     fn bytes_per_group() -> usize {
         Counts::bytes_per_group()
@@ -223,22 +211,6 @@ impl TemplateState for Counts {
 
     fn state_types(_spec: &AccSpec) -> Vec<DataType> {
         vec![DataType::Int64]
-    }
-
-    fn resize(&mut self, n: usize) {
-        Counts::resize(self, n)
-    }
-
-    fn clear(&mut self, groups: &[u32]) {
-        Counts::clear(self, groups)
-    }
-
-    fn reset(&mut self) {
-        Counts::reset(self)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        Counts::memory_bytes(self)
     }
 
     fn update<const RETRACTING: bool>(
@@ -305,9 +277,7 @@ where
     <R::Val as Binding>::Owned: JavaOrd,
     CountedExtremes<R>: Default + Send + std::fmt::Debug,
 {
-    fn len(&self) -> usize {
-        CountedExtremes::len(self)
-    }
+    kernel_basics!(CountedExtremes);
 
     fn bytes_per_group() -> usize {
         CountedExtremes::<R>::bytes_per_group()
@@ -319,22 +289,6 @@ where
 
     fn state_types(spec: &AccSpec) -> Vec<DataType> {
         CountedExtremes::<R>::state_types(&spec.result_type)
-    }
-
-    fn resize(&mut self, n: usize) {
-        CountedExtremes::resize(self, n)
-    }
-
-    fn clear(&mut self, groups: &[u32]) {
-        CountedExtremes::clear(self, groups)
-    }
-
-    fn reset(&mut self) {
-        CountedExtremes::reset(self)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        CountedExtremes::memory_bytes(self)
     }
 
     fn update<const RETRACTING: bool>(
