@@ -63,7 +63,6 @@ pub(crate) fn specialization(
             Ok(#ident::new(crate::templates::AccSpec {
                 name: #name,
                 sql_arg: #sql_arg,
-                retracting: #retracting,
                 arg_type: #arg_type,
                 result_type: #result_type,
                 partial_types: #partial_types,

@@ -46,10 +46,6 @@ pub struct AccSpec {
     pub name: &'static str,
     /// The argument's SQL type (`None` for COUNT(*)).
     pub sql_arg: Option<SqlType>,
-    /// Whether the input may retract (-U/-D rows); insert-only
-    /// specializations reject such rows. The same as the accumulator's
-    /// `RETRACTING` parameter (kept here for readers of a spec).
-    pub retracting: bool,
     /// Arrow type of the argument column (`None` for COUNT(*)).
     pub arg_type: Option<DataType>,
     /// Arrow type of the result.

@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use aggforge_runtime::kernel::timestamp_struct_type;
-use aggforge_runtime::types::SqlType;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::*;
@@ -11,24 +9,8 @@ use arrow_schema::{DataType, TimeUnit};
 
 use crate::model::V;
 
-/// The Arrow type of a column of `ty`.
-pub fn arrow_type(ty: &SqlType) -> DataType {
-    match ty {
-        SqlType::TinyInt => DataType::Int8,
-        SqlType::SmallInt => DataType::Int16,
-        SqlType::Int => DataType::Int32,
-        SqlType::BigInt => DataType::Int64,
-        SqlType::Float => DataType::Float32,
-        SqlType::Double => DataType::Float64,
-        SqlType::Decimal { precision, scale } => DataType::Decimal128(*precision, *scale),
-        SqlType::Date => DataType::Date32,
-        SqlType::Time { .. } => DataType::Time32(TimeUnit::Millisecond),
-        SqlType::Timestamp { precision: 0..=3 } => DataType::Timestamp(TimeUnit::Millisecond, None),
-        SqlType::Timestamp { .. } => timestamp_struct_type(),
-        SqlType::Boolean => DataType::Boolean,
-        SqlType::Char { .. } | SqlType::Varchar { .. } => DataType::Utf8,
-    }
-}
+/// The Arrow type of a column of `ty`: the runtime's own mapping.
+pub use aggforge_runtime::plan::arrow_type;
 
 /// Builds an Arrow column of `data_type` from reference values.
 pub fn to_array(values: &[Option<V>], data_type: &DataType) -> ArrayRef {
