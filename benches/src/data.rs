@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use aggforge_runtime::types::SqlType;
+use aggforge_runtime::types::{Layout, ParamKind, SqlType};
 use arrow_array::builder::{BooleanBufferBuilder, StringBuilder};
 use arrow_array::types::{
     Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
@@ -88,37 +88,31 @@ pub fn bench_types() -> Vec<SqlType> {
     .collect()
 }
 
-/// The representative SQL type for a `types.toml` row name: DECIMAL_18 is
-/// DECIMAL(10, 2), DECIMAL_38 is DECIMAL(20, 3), TIME is TIME(3),
-/// TIMESTAMP_3 and TIMESTAMP_9 are TIMESTAMP(3) and TIMESTAMP(9), CHAR is
-/// CHAR(10) and VARCHAR is STRING.
+/// The representative SQL type for a `types.toml` row name, from the row
+/// itself: a decimal row is DECIMAL(10, 2) when its carrier is 64-bit
+/// (max precision <= 18) and DECIMAL(20, 3) otherwise; a precision row
+/// takes its largest precision (TIME(3), TIMESTAMP(3), TIMESTAMP(9)); a
+/// length family its alias (VARCHAR is STRING) or length 10 (CHAR(10)).
 pub fn type_for_row(row: &str) -> Option<SqlType> {
-    Some(match row {
-        "TINYINT" => SqlType::TinyInt,
-        "SMALLINT" => SqlType::SmallInt,
-        "INT" => SqlType::Int,
-        "BIGINT" => SqlType::BigInt,
-        "FLOAT" => SqlType::Float,
-        "DOUBLE" => SqlType::Double,
-        "DECIMAL_18" => SqlType::Decimal {
-            precision: 10,
-            scale: 2,
+    let info = aggforge_runtime::sql_type::type_rows()
+        .iter()
+        .find(|r| r.name == row)?;
+    let family = aggforge_runtime::sql_type::families()
+        .iter()
+        .find(|f| f.name == info.family)?;
+    let name = family.name;
+    let high = info.precision.map(|(_, high)| high);
+    let text = match family.params {
+        ParamKind::Decimal { .. } if high.is_some_and(|h| h <= 18) => format!("{name}(10, 2)"),
+        ParamKind::Decimal { .. } => format!("{name}(20, 3)"),
+        ParamKind::Precision { default, .. } => format!("{name}({})", high.unwrap_or(default)),
+        ParamKind::Length { .. } => match family.aliases.first() {
+            Some((alias, _)) => alias.to_string(),
+            None => format!("{name}(10)"),
         },
-        "DECIMAL_38" => SqlType::Decimal {
-            precision: 20,
-            scale: 3,
-        },
-        "DATE" => SqlType::Date,
-        "TIME" => SqlType::Time { precision: 3 },
-        "TIMESTAMP_3" => SqlType::Timestamp { precision: 3 },
-        "TIMESTAMP_9" => SqlType::Timestamp { precision: 9 },
-        "BOOLEAN" => SqlType::Boolean,
-        "CHAR" => SqlType::Char { length: 10 },
-        "VARCHAR" => SqlType::Varchar {
-            length: u32::MAX >> 1,
-        },
-        _ => return None,
-    })
+        ParamKind::None | ParamKind::Ignored => name.to_string(),
+    };
+    text.parse().ok()
 }
 
 /// Name of the milliseconds child of the TIMESTAMP(4..9) struct.
@@ -168,25 +162,26 @@ const MILLIS_2030: i64 = 1_893_456_000_000;
 pub fn argument_column(sql: &SqlType, rows: usize, seed: u64) -> ArrayRef {
     let mut rng = Rng::new(seed);
     let rng = &mut rng;
-    match sql {
-        SqlType::TinyInt => Arc::new(primitive::<Int8Type>(rng, rows, |r| r.next_u64() as i8)),
-        SqlType::SmallInt => Arc::new(primitive::<Int16Type>(rng, rows, |r| r.next_u64() as i16)),
-        SqlType::Int => Arc::new(primitive::<Int32Type>(rng, rows, |r| {
+    match sql.layout().expect("a SQL type with a types.toml row") {
+        Layout::Int8 => Arc::new(primitive::<Int8Type>(rng, rows, |r| r.next_u64() as i8)),
+        Layout::Int16 => Arc::new(primitive::<Int16Type>(rng, rows, |r| r.next_u64() as i16)),
+        Layout::Int32 => Arc::new(primitive::<Int32Type>(rng, rows, |r| {
             r.range_i64(-1_000_000, 1_000_000) as i32
         })),
-        SqlType::BigInt => Arc::new(primitive::<Int64Type>(rng, rows, |r| {
+        Layout::Int64 => Arc::new(primitive::<Int64Type>(rng, rows, |r| {
             r.range_i64(-1_000_000_000_000, 1_000_000_000_000)
         })),
-        SqlType::Float => Arc::new(primitive::<Float32Type>(rng, rows, |r| {
+        Layout::Float32 => Arc::new(primitive::<Float32Type>(rng, rows, |r| {
             (r.range_i64(-1_000_000_000, 1_000_000_000) as f32) / 1000.0
         })),
-        SqlType::Double => Arc::new(primitive::<Float64Type>(rng, rows, |r| {
+        Layout::Float64 => Arc::new(primitive::<Float64Type>(rng, rows, |r| {
             (r.range_i64(-1_000_000_000_000, 1_000_000_000_000) as f64) / 1_000_000.0
         })),
-        SqlType::Decimal { precision, scale } => {
-            let digits = (*precision).min(18) as u32;
+        Layout::Decimal128 => {
+            let (precision, scale) = (sql.precision().unwrap_or(38), sql.scale().unwrap_or(0));
+            let digits = precision.min(18) as u32;
             let bound = 10_i64.pow(digits) - 1;
-            let wide = *precision > 18;
+            let wide = precision > 18;
             let array = primitive::<Decimal128Type>(rng, rows, |r| {
                 let low = r.range_i64(-bound, bound) as i128;
                 if wide {
@@ -198,22 +193,22 @@ pub fn argument_column(sql: &SqlType, rows: usize, seed: u64) -> ArrayRef {
             });
             Arc::new(
                 array
-                    .with_precision_and_scale(*precision, *scale)
+                    .with_precision_and_scale(precision, scale)
                     .unwrap_or_else(|_| unreachable!("precision and scale come from SqlType")),
             )
         }
-        SqlType::Date => Arc::new(primitive::<Date32Type>(rng, rows, |r| {
+        Layout::Date32 => Arc::new(primitive::<Date32Type>(rng, rows, |r| {
             r.range_i64(10_957, 21_915) as i32
         })),
-        SqlType::Time { .. } => Arc::new(primitive::<Time32MillisecondType>(rng, rows, |r| {
+        Layout::Time32Millisecond => Arc::new(primitive::<Time32MillisecondType>(rng, rows, |r| {
             r.range_i64(0, 86_399_999) as i32
         })),
-        SqlType::Timestamp { precision } if *precision <= 3 => {
+        Layout::TimestampMillisecond => {
             Arc::new(primitive::<TimestampMillisecondType>(rng, rows, |r| {
                 r.range_i64(MILLIS_2000, MILLIS_2030)
             }))
         }
-        SqlType::Timestamp { .. } => {
+        Layout::StructTimestamp => {
             let millis: Int64Array = (0..rows)
                 .map(|_| rng.range_i64(MILLIS_2000, MILLIS_2030))
                 .collect::<Vec<_>>()
@@ -229,7 +224,7 @@ pub fn argument_column(sql: &SqlType, rows: usize, seed: u64) -> ArrayRef {
                 Some(nulls),
             ))
         }
-        SqlType::Boolean => {
+        Layout::Boolean => {
             let mut bits = BooleanBufferBuilder::new(rows);
             for _ in 0..rows {
                 bits.append(rng.next_u64() & 1 == 1);
@@ -237,7 +232,7 @@ pub fn argument_column(sql: &SqlType, rows: usize, seed: u64) -> ArrayRef {
             let nulls = validity(rng, rows);
             Arc::new(BooleanArray::new(bits.finish(), Some(nulls)))
         }
-        SqlType::Char { .. } | SqlType::Varchar { .. } => {
+        Layout::Utf8 => {
             let mut builder = StringBuilder::with_capacity(rows, rows * 8);
             let mut text = String::with_capacity(16);
             for _ in 0..rows {
@@ -394,7 +389,7 @@ mod tests {
     #[test]
     fn decimals_stay_within_their_precision() {
         for (precision, scale) in [(10u8, 2i8), (20, 3)] {
-            let ty = SqlType::Decimal { precision, scale };
+            let ty = SqlType::of(&format!("DECIMAL({precision}, {scale})"));
             let column = argument_column(&ty, 10_000, 1);
             let array = column
                 .as_any()
@@ -427,7 +422,7 @@ mod tests {
 
     #[test]
     fn retractions_repeat_the_row_before() {
-        let stream = Stream::new(&[SqlType::Int], FEW_KEYS, 1, 5);
+        let stream = Stream::new(&[SqlType::of("INT")], FEW_KEYS, 1, 5);
         let b = with_retractions(&stream.columns[0], &stream.groupings[0].group_ids).unwrap();
         let v = b.columns[0]
             .as_any()

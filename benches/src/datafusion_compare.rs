@@ -134,16 +134,16 @@ mod tests {
     #[test]
     fn datafusion_min_max_agree_with_the_general_path() {
         for ty in [
-            SqlType::Int,
-            SqlType::Date,
-            SqlType::Time { precision: 3 },
-            SqlType::Boolean,
-            SqlType::BigInt,
+            SqlType::of("INT"),
+            SqlType::of("DATE"),
+            SqlType::of("TIME(3)"),
+            SqlType::of("BOOLEAN"),
+            SqlType::of("BIGINT"),
         ] {
             let stream = Stream::new(&[ty], FEW_KEYS, 3, 17);
             for function in [Function::Min, Function::Max] {
                 let (mut df, native) = groups_accumulator(function, &arrow_type(&ty)).unwrap();
-                assert_eq!(native, ty != SqlType::Boolean, "{ty}");
+                assert_eq!(native, ty != SqlType::of("BOOLEAN"), "{ty}");
                 let mut general = GeneralByGroupId::new(vec![Call { function, arg: 0 }]);
                 for (g, cols) in stream.groupings.iter().zip(&stream.columns) {
                     update(df.as_mut(), cols, &g.group_indices, FEW_KEYS).unwrap();
@@ -176,13 +176,7 @@ mod tests {
 
     #[test]
     fn datafusion_sum_count_avg_build_for_bigint_and_decimal() {
-        for ty in [
-            SqlType::BigInt,
-            SqlType::Decimal {
-                precision: 20,
-                scale: 3,
-            },
-        ] {
+        for ty in [SqlType::of("BIGINT"), SqlType::of("DECIMAL(20, 3)")] {
             let stream = Stream::new(&[ty], FEW_KEYS, 1, 8);
             let (g, cols) = (&stream.groupings[0], &stream.columns[0]);
             for function in [Function::Sum, Function::Count, Function::Avg] {

@@ -575,7 +575,7 @@ mod tests {
                 assert_eq!(v.is_null(), column.is_null(row), "{ty}");
             }
         }
-        let ty = SqlType::Timestamp { precision: 9 };
+        let ty = SqlType::of("TIMESTAMP(9)");
         let column = argument_column(&ty, 8, 5);
         let first = (0..8).find(|&r| !column.is_null(r)).unwrap();
         assert!(matches!(

@@ -207,14 +207,14 @@ mod tests {
     #[test]
     fn local_phase_partials_match_the_general_path() {
         for ty in [
-            SqlType::Int,
-            SqlType::Date,
-            SqlType::Time { precision: 3 },
-            SqlType::Boolean,
+            SqlType::of("INT"),
+            SqlType::of("DATE"),
+            SqlType::of("TIME(3)"),
+            SqlType::of("BOOLEAN"),
         ] {
             let stream = Stream::new(&[ty], FEW_KEYS, 2, 21);
             let mut local =
-                LocalPhase::new(SqlType::BigInt, &[("MIN", ty, 0), ("MAX", ty, 0)]).unwrap();
+                LocalPhase::new(SqlType::of("BIGINT"), &[("MIN", ty, 0), ("MAX", ty, 0)]).unwrap();
             for (g, cols) in stream.groupings.iter().zip(&stream.columns) {
                 assert_eq!(local.bundle(&g.keys, cols).unwrap(), FEW_KEYS);
                 let out = local.partials().unwrap();
@@ -245,9 +245,10 @@ mod tests {
 
     #[test]
     fn local_operator_emits_one_row_per_key() {
-        let ty = SqlType::Date;
+        let ty = SqlType::of("DATE");
         let stream = Stream::new(&[ty], FEW_KEYS, 2, 4);
-        let mut op = LocalOperator::new(SqlType::BigInt, &[("MIN", ty), ("MAX", ty)]).unwrap();
+        let mut op =
+            LocalOperator::new(SqlType::of("BIGINT"), &[("MIN", ty), ("MAX", ty)]).unwrap();
         for (g, cols) in stream.groupings.iter().zip(&stream.columns) {
             let batch = op
                 .batch(&g.keys, &[cols[0].clone(), cols[0].clone()])
@@ -259,7 +260,7 @@ mod tests {
     #[test]
     fn table_only_counts_the_bundle_keys() {
         let stream = Stream::new(&[], FEW_KEYS, 1, 3);
-        let mut table = TableOnly::new(SqlType::BigInt).unwrap();
+        let mut table = TableOnly::new(SqlType::of("BIGINT")).unwrap();
         assert_eq!(table.bundle(&stream.groupings[0].keys).unwrap(), FEW_KEYS);
         assert_eq!(table.bundle(&stream.groupings[0].keys).unwrap(), FEW_KEYS);
     }

@@ -1,5 +1,5 @@
 //! Reading spec files: directory listing, TOML syntax, the serde shapes of
-//! `[[type]]` rows and `[[entry]]` tables, and byte spans turned into lines.
+//! `[[family]]` and `[[type]]` tables and `[[entry]]` tables, and byte spans turned into lines.
 //! What the values mean is checked in [`crate::validate`].
 
 use std::ops::Range;
@@ -81,8 +81,24 @@ pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecS
     let is_types = |path: &Path| path.file_name().is_some_and(|n| n == TYPES_FILE);
     let mut errors = Vec::new();
     let types_files: Vec<_> = sorted.iter().filter(|(p, _)| is_types(p)).collect();
-    let types = match types_files.as_slice() {
-        [one] => parse_file::<RawTypeRow>(&Source::new(&one.0, one.1), one.1, "type", &mut errors),
+    let (families, types) = match types_files.as_slice() {
+        [one] => {
+            let source = Source::new(&one.0, one.1);
+            let mut tables = read_tables(&source, one.1, &["family", "type"], &mut errors);
+            let rows = deserialize_items(
+                &source,
+                tables.pop().unwrap_or_default(),
+                "type",
+                &mut errors,
+            );
+            let families = deserialize_items(
+                &source,
+                tables.pop().unwrap_or_default(),
+                "family",
+                &mut errors,
+            );
+            (families, rows)
+        }
         [] => {
             let file = sorted
                 .first()
@@ -92,7 +108,7 @@ pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecS
                 Location { file, line: 1 },
                 "no types.toml among the spec files; add one declaring the [[type]] rows",
             ));
-            Vec::new()
+            (Vec::new(), Vec::new())
         }
         [_, second, ..] => {
             errors.push(SpecError::new(
@@ -102,13 +118,21 @@ pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecS
                 },
                 "more than one types.toml given; pass exactly one",
             ));
-            Vec::new()
+            (Vec::new(), Vec::new())
         }
     };
-    let mut families = Vec::new();
+    let mut entries = Vec::new();
     for (path, text) in sorted.iter().filter(|(p, _)| !is_types(p)) {
         let source = Source::new(path, text);
-        families.extend(parse_file::<RawEntry>(&source, text, "entry", &mut errors));
+        let tables = read_tables(&source, text, &["entry"], &mut errors);
+        for items in tables {
+            entries.extend(deserialize_items::<RawEntry>(
+                &source,
+                items,
+                "entry",
+                &mut errors,
+            ));
+        }
     }
     // Errors are reported for types.toml first: entry errors may follow from
     // a broken type row.
@@ -118,7 +142,7 @@ pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecS
         .chain(sorted.iter().filter(|(p, _)| !is_types(p)))
         .map(|(p, _)| p.clone())
         .collect();
-    crate::validate::validate(types, families, errors, &order)
+    crate::validate::validate(families, types, entries, errors, &order)
 }
 
 /// One spec file's path and where its lines start, to turn byte spans into
@@ -167,6 +191,22 @@ pub(crate) fn locate<T: Clone>(source: &Source, spanned: &Spanned<T>) -> Located
         value: spanned.get_ref().clone(),
         at: source.location(&spanned.span()),
     }
+}
+
+/// Raw `[[family]]` table of `types.toml`, field by field, with spans.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFamily {
+    pub name: Spanned<String>,
+    pub internal: Spanned<String>,
+    pub spellings: Spanned<Vec<Spanned<String>>>,
+    pub params: Spanned<String>,
+    #[serde(default)]
+    pub default: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub max: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub aliases: Option<Spanned<std::collections::BTreeMap<String, Spanned<i64>>>>,
 }
 
 /// Raw `[[type]]` row, field by field, with spans.
@@ -231,15 +271,16 @@ pub(crate) struct RawItem<T> {
     pub raw: T,
 }
 
-/// Parses one file and deserializes every `[[table_key]]` table in it.
-/// Syntax and shape errors go to `errors`; tables that do not deserialize
-/// are left out.
-fn parse_file<T: for<'de> Deserialize<'de>>(
+/// The `[[key]]` arrays of one file, one per entry of `keys` in that order
+/// (empty when the file has none). Syntax errors and top-level keys not in
+/// `keys` go to `errors`.
+fn read_tables<'a>(
     source: &Source,
-    text: &str,
-    table_key: &str,
+    text: &'a str,
+    keys: &[&str],
     errors: &mut Vec<SpecError>,
-) -> Vec<RawItem<T>> {
+) -> Vec<Vec<Spanned<DeValue<'a>>>> {
+    let mut found: Vec<Vec<Spanned<DeValue<'a>>>> = keys.iter().map(|_| Vec::new()).collect();
     let (document, syntax_errors) = DeTable::parse_recoverable(text);
     // Error recovery after the first syntax error mostly reports its echoes,
     // so only the first one is shown.
@@ -252,54 +293,70 @@ fn parse_file<T: for<'de> Deserialize<'de>>(
                 error.message().trim_end()
             ),
         ));
-        return Vec::new();
+        return found;
     }
-    let mut items = Vec::new();
+    let wanted = keys
+        .iter()
+        .map(|k| format!("[[{k}]]"))
+        .collect::<Vec<_>>()
+        .join(" and ");
     for (key, value) in document.into_inner() {
         let key_at = source.location(&key.span());
-        if key.get_ref().as_ref() != table_key {
+        let Some(index) = keys.iter().position(|k| *k == key.get_ref().as_ref()) else {
             errors.push(SpecError::new(
                 key_at,
                 format!(
-                    "unknown top-level key `{}`; this file holds only [[{table_key}]] tables: remove it or move it into one",
+                    "unknown top-level key `{}`; this file holds only {wanted} tables: remove it or move it into one",
                     key.get_ref()
                 ),
             ));
             continue;
-        }
-        let tables = match value.into_inner() {
-            DeValue::Array(array) => array,
-            _ => {
-                errors.push(SpecError::new(
-                    key_at,
-                    format!("`{table_key}` must be an array of tables; write each one under a [[{table_key}]] header"),
-                ));
-                continue;
-            }
         };
-        for table in tables {
-            let span = table.span();
-            let at = source.location(&span);
-            if !matches!(table.get_ref(), DeValue::Table(_)) {
-                errors.push(SpecError::new(
-                    at,
-                    format!("every `{table_key}` item must be a table; write it under a [[{table_key}]] header"),
-                ));
-                continue;
-            }
-            match T::deserialize(table.into_deserializer()) {
-                Ok(raw) => items.push(RawItem {
-                    source: source.clone(),
-                    at,
-                    raw,
-                }),
-                Err(error) => {
-                    let error_at = error
-                        .span()
-                        .map(|s| source.location(&s))
-                        .unwrap_or_else(|| at.clone());
-                    errors.push(SpecError::new(error_at, shape_message(&error, table_key)));
-                }
+        match value.into_inner() {
+            DeValue::Array(array) => found[index].extend(array),
+            _ => errors.push(SpecError::new(
+                key_at,
+                format!(
+                    "`{k}` must be an array of tables; write each one under a [[{k}]] header",
+                    k = keys[index]
+                ),
+            )),
+        }
+    }
+    found
+}
+
+/// Deserializes the `[[table_key]]` tables read by [`read_tables`]; shape
+/// errors go to `errors` and those tables are left out.
+fn deserialize_items<T: for<'de> Deserialize<'de>>(
+    source: &Source,
+    tables: Vec<Spanned<DeValue<'_>>>,
+    table_key: &str,
+    errors: &mut Vec<SpecError>,
+) -> Vec<RawItem<T>> {
+    let mut items = Vec::new();
+    for table in tables {
+        let span = table.span();
+        let at = source.location(&span);
+        if !matches!(table.get_ref(), DeValue::Table(_)) {
+            errors.push(SpecError::new(
+                at,
+                format!("every `{table_key}` item must be a table; write it under a [[{table_key}]] header"),
+            ));
+            continue;
+        }
+        match T::deserialize(table.into_deserializer()) {
+            Ok(raw) => items.push(RawItem {
+                source: source.clone(),
+                at,
+                raw,
+            }),
+            Err(error) => {
+                let error_at = error
+                    .span()
+                    .map(|s| source.location(&s))
+                    .unwrap_or_else(|| at.clone());
+                errors.push(SpecError::new(error_at, shape_message(&error, table_key)));
             }
         }
     }

@@ -97,6 +97,44 @@ pub enum Numeric {
     None,
 }
 
+/// What the parenthesised parameters of a SQL family mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// No parameters.
+    None,
+    /// Optional `(p)`: fractional-second precision.
+    Precision,
+    /// Optional `(p)` or `(p, s)`: decimal precision and scale.
+    Decimal,
+    /// Optional `(n)`: a length.
+    Length,
+    /// Any parameters, none of which changes the carrier.
+    Ignored,
+}
+
+/// One `[[family]]` table of `types.toml`: a SQL type family as Flink
+/// spells it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Family {
+    /// Name type rows match with `sql = ...`, e.g. `TIMESTAMP_LTZ`.
+    pub name: String,
+    /// Flink's internal value class (`int`, `timestamp`, ...), which fixes
+    /// the Arrow layouts that can carry it.
+    pub internal: String,
+    /// Spellings without parameters, e.g. `TIMESTAMP WITH LOCAL TIME ZONE`.
+    pub spellings: Vec<String>,
+    /// What its parameters mean.
+    pub params: ParamKind,
+    /// Default precision or length.
+    pub default: Option<u32>,
+    /// Largest precision or length.
+    pub max: Option<u32>,
+    /// Spellings that fix the length, e.g. (`STRING`, 2147483647).
+    pub aliases: Vec<(String, u32)>,
+    /// Where the table starts.
+    pub location: Location,
+}
+
 /// One `[[type]]` row of `types.toml`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TypeRow {
@@ -391,6 +429,8 @@ pub struct Entry {
 /// All validated specs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpecSet {
+    /// Families of `types.toml`, in file order.
+    pub families: Vec<Family>,
     /// Rows of `types.toml`, in file order.
     pub types: Vec<TypeRow>,
     /// Entries of every family file, files in name order.

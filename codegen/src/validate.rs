@@ -1,12 +1,12 @@
 //! Validation: turns the raw tables read by [`crate::load`] into a
 //! [`SpecSet`], collecting every error with the line of the offending value.
 //!
-//! Rules for type rows live in the `types` submodule, rules for entries in
-//! `entries`;
-//! this module adds the cross-entry rule (no specialization declared twice)
+//! Rules for families live in the `families` submodule, for type rows in
+//! `types`, for entries in `entries`; this module adds the cross-entry rule (no specialization declared twice)
 //! and orders the errors.
 
 mod entries;
+mod families;
 mod suggest;
 mod type_expr;
 mod types;
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 pub use type_expr::{parse_type_expr, type_expr_text};
 
 use crate::error::{SpecError, SpecErrors};
-use crate::load::{RawEntry, RawItem, RawTypeRow};
+use crate::load::{RawEntry, RawFamily, RawItem, RawTypeRow};
 use crate::model::{Location, SpecSet};
 
 pub use suggest::unknown_name;
@@ -25,12 +25,14 @@ pub use suggest::unknown_name;
 /// Validates raw rows and entries; `errors` holds errors found while
 /// reading; `order` is the file order errors are reported in.
 pub(crate) fn validate(
+    family_items: Vec<RawItem<RawFamily>>,
     type_items: Vec<RawItem<RawTypeRow>>,
     entry_items: Vec<RawItem<RawEntry>>,
     mut errors: Vec<SpecError>,
     order: &[PathBuf],
 ) -> Result<SpecSet, SpecErrors> {
-    let table = types::check_rows(&type_items, &mut errors);
+    let families = families::check_families(&family_items, &mut errors);
+    let table = types::check_rows(&type_items, &families, &mut errors);
     if type_items.is_empty() && errors.is_empty() {
         let file = order
             .iter()
@@ -67,6 +69,7 @@ pub(crate) fn validate(
     }
     if errors.is_empty() {
         return Ok(SpecSet {
+            families: families.families,
             types: table.rows,
             entries,
         });

@@ -5,8 +5,8 @@ mod common;
 use std::path::PathBuf;
 
 use aggforge_codegen::coverage::{coverage, render_table, Filter, Status};
+use aggforge_codegen::load_dir;
 use aggforge_codegen::model::{Function, InputMode, Phase};
-use aggforge_codegen::{load_dir, load_str};
 use common::*;
 
 #[test]
@@ -63,7 +63,7 @@ fn real_matrix() {
 #[test]
 fn phase_not_listed_names_the_entry() {
     let text = with_line(EXTREME, 6, "phases = [\"single\"]");
-    let specs = load_str(&[("specs/types.toml", TYPES), ("specs/extreme.toml", &text)]).unwrap();
+    let specs = load_specs(&[("specs/types.toml", TYPES), ("specs/extreme.toml", &text)]).unwrap();
     let filter = Filter {
         function: Some(Function::Max),
         ty: Some("DOUBLE".into()),

@@ -51,5 +51,5 @@ fn real_specs_load() {
     assert_eq!(extreme.phases, Phase::ALL.to_vec());
     let decimal = specs.type_row("DECIMAL_18").unwrap();
     assert_eq!(decimal.precision, Some((1, 18)));
-    assert_eq!(decimal.location.line, 90);
+    assert_eq!(decimal.location.line, 212);
 }

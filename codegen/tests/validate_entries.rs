@@ -2,7 +2,6 @@
 
 mod common;
 
-use aggforge_codegen::load_str;
 use common::*;
 
 const F: &str = "specs/family.toml";
@@ -10,7 +9,7 @@ const F: &str = "specs/family.toml";
 #[test]
 fn base_entries_are_valid() {
     for text in [EXTREME, SUM, AVG, COUNT_STAR] {
-        let loaded = load_str(&[("specs/types.toml", TYPES), (F, text)]);
+        let loaded = load_specs(&[("specs/types.toml", TYPES), (F, text)]);
         assert!(loaded.is_ok(), "{text}\n{}", loaded.unwrap_err());
     }
 }
@@ -190,7 +189,7 @@ fn distributed_phase_without_partial() {
 #[test]
 fn single_phase_needs_no_partial() {
     let text = with_line(&with_line(EXTREME, 8, ""), 6, "phases = [\"single\"]");
-    let specs = load_str(&[("specs/types.toml", TYPES), (F, &text)]).unwrap();
+    let specs = load_specs(&[("specs/types.toml", TYPES), (F, &text)]).unwrap();
     assert!(specs.entries[0].partial.is_empty());
 }
 

@@ -6,12 +6,12 @@ use common::*;
 
 #[test]
 fn base_rows_are_valid() {
-    let specs = aggforge_codegen::load_str(&[("specs/types.toml", TYPES)]).unwrap();
+    let specs = load_specs(&[("specs/types.toml", TYPES)]).unwrap();
     assert_eq!(specs.types.len(), 6);
     assert_eq!(specs.types[4].name, "DECIMAL_38");
     assert_eq!(specs.types[4].location.line, 42);
-    assert!(aggforge_codegen::load_str(&[("specs/types.toml", INT_ROW)]).is_ok());
-    assert!(aggforge_codegen::load_str(&[("specs/types.toml", DECIMAL_ROW)]).is_ok());
+    assert!(load_specs(&[("specs/types.toml", INT_ROW)]).is_ok());
+    assert!(load_specs(&[("specs/types.toml", DECIMAL_ROW)]).is_ok());
 }
 
 #[test]
@@ -257,7 +257,10 @@ fn arrow_does_not_fit_family() {
     assert_row_error(
         &text,
         4,
-        &["Arrow type Int64 cannot carry SQL INT", "arrow = \"Int32\""],
+        &[
+            "Arrow Int64 carries Flink `long` values, but SQL INT is held as `int`",
+            "arrow = \"Int32\" or \"Date32\"",
+        ],
     );
 }
 
@@ -302,16 +305,106 @@ fn primitive_equality_on_an_integer_carrier() {
     assert_row_error(&text, 8, &["equality `primitive`", "equality = \"exact\""]);
 }
 
+/// A types.toml of one family (line 1) and one row of it (line 9).
+const LTZ: &str = r#"[[family]]
+name = "TIMESTAMP_LTZ"
+internal = "timestamp"
+spellings = ["TIMESTAMP_LTZ", "TIMESTAMP WITH LOCAL TIME ZONE"]
+params = "precision"
+default = 6
+max = 9
+
+[[type]]
+name = "TIMESTAMP_LTZ_3"
+sql = "TIMESTAMP_LTZ"
+precision = [0, 3]
+arrow = "Timestamp(Millisecond)"
+carrier = "i64"
+access = "primitive"
+order = "signed"
+equality = "exact"
+numeric = "none"
+"#;
+
 #[test]
-fn numeric_does_not_fit_family() {
-    let text = with_line(INT_ROW, 9, "numeric = \"float\"");
+fn a_family_and_its_row_load() {
+    let specs = load_specs(&[("specs/types.toml", LTZ)]).unwrap();
+    assert_eq!(specs.families.len(), 1);
+    assert_eq!(
+        specs.families[0].spellings[1],
+        "TIMESTAMP WITH LOCAL TIME ZONE"
+    );
+    assert_eq!(specs.types[0].sql, "TIMESTAMP_LTZ");
+}
+
+#[test]
+fn unknown_internal_value_class() {
+    let text = with_line(LTZ, 3, "internal = \"timestamps\"");
     assert_row_error(
         &text,
-        9,
+        3,
         &[
-            "numeric `float` does not fit SQL INT",
-            "numeric = \"integer\"",
+            "unknown internal value class `timestamps`",
+            "did you mean `timestamp`?",
         ],
+    );
+}
+
+#[test]
+fn spelling_with_parameters() {
+    let text = with_line(
+        LTZ,
+        4,
+        "spellings = [\"TIMESTAMP(3) WITH LOCAL TIME ZONE\"]",
+    );
+    assert_row_error(
+        &text,
+        4,
+        &["must be upper-case words", "without parameters"],
+    );
+}
+
+#[test]
+fn spelling_of_another_family() {
+    let text = format!("{LTZ}{FAMILIES}").replacen(
+        "\"TIMESTAMP_LTZ\", \"TIMESTAMP WITH",
+        "\"TIMESTAMP\", \"TIMESTAMP WITH",
+        1,
+    );
+    let errors = errors(&[("specs/types.toml", &text)]);
+    assert!(
+        errors.iter().any(|e| e.message.contains(
+            "spelling `TIMESTAMP` already names family TIMESTAMP_LTZ (specs/types.toml:4)"
+        )),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn precision_family_needs_its_bounds() {
+    let text = with_line(&with_line(LTZ, 6, ""), 7, "");
+    assert_row_error(&text, 1, &["needs `default` and `max`", "add both"]);
+}
+
+#[test]
+fn default_outside_the_bounds() {
+    let text = with_line(LTZ, 6, "default = 12");
+    assert_row_error(&text, 6, &["default = 12 is outside 0 to max = 9"]);
+}
+
+#[test]
+fn aliases_only_for_lengths() {
+    let text = with_line(LTZ, 7, "max = 9\naliases = { LTZ = 3 }");
+    assert_row_error(&text, 8, &["`aliases` fix a length", "remove it"]);
+}
+
+#[test]
+fn row_precision_beyond_its_family() {
+    let text = with_line(&with_line(LTZ, 7, "max = 2"), 6, "default = 1");
+    assert_row_error(
+        &text,
+        12,
+        &["precision [0, 3] is outside SQL TIMESTAMP_LTZ's precisions 0 to 2"],
     );
 }
 

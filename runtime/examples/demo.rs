@@ -78,18 +78,18 @@ fn calls(global: bool) -> Vec<AggCall> {
         (vec![1], vec![1], vec![], vec![2], vec![2])
     };
     vec![
-        call("MIN", min, Some(SqlType::Date)),
-        call("MAX", max, Some(SqlType::Date)),
+        call("MIN", min, Some(SqlType::of("DATE"))),
+        call("MAX", max, Some(SqlType::of("DATE"))),
         call("COUNT_STAR", count, None),
-        call("SUM", sum, Some(SqlType::BigInt)),
-        call("AVG", avg, Some(SqlType::BigInt)),
+        call("SUM", sum, Some(SqlType::of("BIGINT"))),
+        call("AVG", avg, Some(SqlType::of("BIGINT"))),
     ]
 }
 
 fn plan(phase: Phase, emission: Emission, calls: Vec<AggCall>) -> AggPlan {
     AggPlan {
         key_columns: vec![0],
-        key_types: vec![SqlType::Int],
+        key_types: vec![SqlType::of("INT")],
         calls,
         phase,
         input: InputMode::InsertOnly,

@@ -3,7 +3,7 @@
 //! generic accumulator (e.g. `pub type MinInt =
 //! Accumulator<Slots<RunningExtreme<...>>>`, see `crate::templates`) and its
 //! constructor (`new_min_int`), then the registry table [`ADMISSIONS`] and
-//! [`type_row_of`].
+//! the type table [`FAMILIES`] and [`TYPE_ROWS`].
 //! Run `aggforge expand FUNCTION TYPE PHASE` to read one of them.
 
 aggforge_macros::include_specs!("../specs");

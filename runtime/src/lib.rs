@@ -15,5 +15,6 @@ pub mod operator;
 pub mod plan;
 pub mod registry;
 pub mod snapshot;
+pub mod sql_type;
 pub mod templates;
 pub mod types;

@@ -32,7 +32,7 @@
 
 use std::fmt;
 
-use arrow_schema::{DataType, Field, Fields, TimeUnit};
+use arrow_schema::DataType;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AggError, Result};
@@ -266,6 +266,16 @@ impl AggPlan {
         if self.calls.is_empty() {
             return Err(AggError::Plan("the plan has no aggregate calls".into()));
         }
+        let uncovered = self
+            .key_types
+            .iter()
+            .chain(self.calls.iter().flat_map(|c| &c.arg_types))
+            .find(|t| t.layout().is_none());
+        if let Some(ty) = uncovered {
+            return Err(AggError::Plan(format!(
+                "no type row in specs/types.toml covers SQL type {ty}"
+            )));
+        }
         for (i, call) in self.calls.iter().enumerate() {
             if call.function.is_empty() {
                 return Err(AggError::Plan(format!("call {i} has no function name")));
@@ -402,29 +412,12 @@ fn check_result_type(
     }
 }
 
-/// The Arrow type of a column holding values of `sql` (types.toml's
-/// `arrow` field).
+/// The Arrow type of a column holding values of `sql`: its type row's
+/// layout (types.toml's `arrow` field). `DataType::Null` for a type no row
+/// covers; [`AggPlan::validate`] refuses plans with such key or argument
+/// types.
 pub fn arrow_type(sql: &SqlType) -> DataType {
-    match sql {
-        SqlType::TinyInt => DataType::Int8,
-        SqlType::SmallInt => DataType::Int16,
-        SqlType::Int => DataType::Int32,
-        SqlType::BigInt => DataType::Int64,
-        SqlType::Float => DataType::Float32,
-        SqlType::Double => DataType::Float64,
-        SqlType::Decimal { precision, scale } => DataType::Decimal128(*precision, *scale),
-        SqlType::Date => DataType::Date32,
-        SqlType::Time { .. } => DataType::Time32(TimeUnit::Millisecond),
-        SqlType::Timestamp { precision } if *precision <= 3 => {
-            DataType::Timestamp(TimeUnit::Millisecond, None)
-        }
-        SqlType::Timestamp { .. } => DataType::Struct(Fields::from(vec![
-            Field::new("millisecond", DataType::Int64, false),
-            Field::new("nano_of_millisecond", DataType::Int32, false),
-        ])),
-        SqlType::Boolean => DataType::Boolean,
-        SqlType::Char { .. } | SqlType::Varchar { .. } => DataType::Utf8,
-    }
+    sql.data_type().unwrap_or(DataType::Null)
 }
 
 #[cfg(test)]
@@ -434,16 +427,11 @@ mod tests {
     fn sample() -> AggPlan {
         AggPlan {
             key_columns: vec![0],
-            key_types: vec![SqlType::Varchar {
-                length: u32::MAX >> 1,
-            }],
+            key_types: vec![SqlType::of("STRING")],
             calls: vec![AggCall {
                 function: "SUM".into(),
                 args: vec![1],
-                arg_types: vec![SqlType::Decimal {
-                    precision: 20,
-                    scale: 3,
-                }],
+                arg_types: vec![SqlType::of("DECIMAL(20, 3)")],
                 distinct: false,
                 filter: None,
                 result_type: None,
@@ -471,7 +459,7 @@ mod tests {
         );
         assert_eq!(AggPlan::from_json(&json).unwrap(), plan);
 
-        plan.calls[0].result_type = Some(SqlType::BigInt);
+        plan.calls[0].result_type = Some(SqlType::of("BIGINT"));
         let reason = admit(&plan).unwrap_err().reason;
         assert!(
             reason.contains("call 0 (SUM): Flink plans result type BIGINT (Arrow Int64), but SUM<DECIMAL_38>/insert_only produces Arrow Decimal128(38, 3)"),
@@ -524,7 +512,7 @@ mod tests {
         let reason = admit(&unknown).unwrap_err().reason;
         assert!(reason.contains("LISTAGG"), "{reason}");
         let mut sum_date = sample();
-        sum_date.calls[0].arg_types = vec![SqlType::Date];
+        sum_date.calls[0].arg_types = vec![SqlType::of("DATE")];
         assert!(admit(&sum_date).is_err());
     }
 

@@ -1,7 +1,7 @@
 //! Which specializations exist, and the one a plan's aggregate call gets.
 //!
-//! The table itself ([`all`]) and the SQL type -> type row matcher are
-//! generated from the specs (see [`crate::generated`]); this module answers
+//! The table itself ([`all`]) and the type rows SQL types match
+//! ([`SqlType::type_row`]) are generated from the specs (see [`crate::generated`]); this module answers
 //! lookups against them with a reason when nothing fits.
 
 use std::fmt;
@@ -74,9 +74,9 @@ pub fn all() -> &'static [Admission] {
     generated::ADMISSIONS
 }
 
-/// The `types.toml` row a SQL type falls in.
+/// The name of the `types.toml` row a SQL type falls in.
 pub fn type_row_of(ty: &SqlType) -> Option<&'static str> {
-    generated::type_row_of(ty)
+    ty.type_row().map(|row| row.name)
 }
 
 /// The specialization for `function(arg)` in `phase` with `input` and

@@ -31,8 +31,8 @@ fn kv(rows: &[(i32, Option<i64>)]) -> RecordBatch {
 
 fn max_plan(emission: Emission) -> AggPlan {
     plan(
-        SqlType::Int,
-        vec![call("MAX", Some((1, SqlType::BigInt)))],
+        SqlType::of("INT"),
+        vec![call("MAX", Some((1, SqlType::of("BIGINT"))))],
         emission,
     )
 }
@@ -91,11 +91,11 @@ fn unchanged_results_are_suppressed_only_without_ttl() {
 #[test]
 fn null_only_groups_and_the_null_key_group() {
     let p = plan(
-        SqlType::Int,
+        SqlType::of("INT"),
         vec![
-            call("MAX", Some((1, SqlType::BigInt))),
-            call("COUNT", Some((1, SqlType::BigInt))),
-            call("SUM", Some((1, SqlType::BigInt))),
+            call("MAX", Some((1, SqlType::of("BIGINT")))),
+            call("COUNT", Some((1, SqlType::of("BIGINT")))),
+            call("SUM", Some((1, SqlType::of("BIGINT")))),
         ],
         Emission::Immediate,
     );
@@ -120,10 +120,10 @@ fn null_only_groups_and_the_null_key_group() {
 #[test]
 fn one_changed_aggregate_re_emits_the_whole_row() {
     let p = plan(
-        SqlType::Int,
+        SqlType::of("INT"),
         vec![
-            call("MAX", Some((1, SqlType::BigInt))),
-            call("SUM", Some((1, SqlType::BigInt))),
+            call("MAX", Some((1, SqlType::of("BIGINT")))),
+            call("SUM", Some((1, SqlType::of("BIGINT")))),
             call("COUNT_STAR", None),
         ],
         Emission::Immediate,
@@ -148,8 +148,8 @@ fn float_nan_results_are_re_emitted_and_signed_zero_is_not() {
     // SUM(FLOAT): NaN != NaN under Java ==, so a NaN sum re-emits on every
     // row; -0.0 == 0.0, so -0.0 -> 0.0 is suppressed.
     let p = plan(
-        SqlType::Int,
-        vec![call("SUM", Some((1, SqlType::Float)))],
+        SqlType::of("INT"),
+        vec![call("SUM", Some((1, SqlType::of("FLOAT"))))],
         Emission::Immediate,
     );
     let mut op = GroupAggOperator::new(p).unwrap();
@@ -172,8 +172,8 @@ fn float_nan_results_are_re_emitted_and_signed_zero_is_not() {
     // MAX(DOUBLE): NaN is never replaced (Java `>` is false), yet every row
     // re-emits because the NaN result never equals itself.
     let p = plan(
-        SqlType::Int,
-        vec![call("MAX", Some((1, SqlType::Double)))],
+        SqlType::of("INT"),
+        vec![call("MAX", Some((1, SqlType::of("DOUBLE"))))],
         Emission::Immediate,
     );
     let mut op = GroupAggOperator::new(p).unwrap();
@@ -218,10 +218,10 @@ fn mini_batch_emits_once_per_group_in_hash_map_order() {
 #[test]
 fn mini_batch_compares_against_the_result_before_the_bundle() {
     let p = plan(
-        SqlType::Int,
+        SqlType::of("INT"),
         vec![
-            call("SUM", Some((1, SqlType::BigInt))),
-            call("MAX", Some((1, SqlType::BigInt))),
+            call("SUM", Some((1, SqlType::of("BIGINT")))),
+            call("MAX", Some((1, SqlType::of("BIGINT")))),
         ],
         Emission::MiniBatch,
     );
@@ -288,14 +288,14 @@ fn final_table(changelog: &[String]) -> BTreeMap<String, String> {
 #[test]
 fn local_then_global_equals_single_phase() {
     let single = plan(
-        SqlType::Int,
+        SqlType::of("INT"),
         vec![
-            call("SUM", Some((1, SqlType::BigInt))),
-            call("MIN", Some((1, SqlType::BigInt))),
-            call("MAX", Some((1, SqlType::BigInt))),
-            call("COUNT", Some((1, SqlType::BigInt))),
+            call("SUM", Some((1, SqlType::of("BIGINT")))),
+            call("MIN", Some((1, SqlType::of("BIGINT")))),
+            call("MAX", Some((1, SqlType::of("BIGINT")))),
+            call("COUNT", Some((1, SqlType::of("BIGINT")))),
             call("COUNT_STAR", None),
-            call("AVG", Some((1, SqlType::BigInt))),
+            call("AVG", Some((1, SqlType::of("BIGINT")))),
         ],
         Emission::Immediate,
     );
@@ -349,8 +349,8 @@ fn global_merges_a_bundle_before_merging_into_state() {
     // fresh bundle accumulator), then merges that into the state at
     // finishBundle. FLOAT: (1e8 + 4) + 4 == 1e8 but 1e8 + (4 + 4) == 1e8 + 8.
     let single = plan(
-        SqlType::Int,
-        vec![call("SUM", Some((1, SqlType::Float)))],
+        SqlType::of("INT"),
+        vec![call("SUM", Some((1, SqlType::of("FLOAT"))))],
         Emission::MiniBatch,
     );
     let (_, global_plan) = two_phase_plans(&single);
@@ -384,10 +384,10 @@ fn global_merges_a_bundle_before_merging_into_state() {
 #[test]
 fn local_emits_partials_as_inserts_and_resets() {
     let single = plan(
-        SqlType::Int,
+        SqlType::of("INT"),
         vec![
-            call("AVG", Some((1, SqlType::BigInt))),
-            call("MAX", Some((1, SqlType::BigInt))),
+            call("AVG", Some((1, SqlType::of("BIGINT")))),
+            call("MAX", Some((1, SqlType::of("BIGINT")))),
         ],
         Emission::MiniBatch,
     );

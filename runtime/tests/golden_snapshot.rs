@@ -9,7 +9,7 @@
 //! version 1):
 //!
 //! - `v1_single_minmax_sum.bin`: the first golden, a single-phase operator
-//!   (key STRING; MIN(INT), MAX(INT), SUM(BIGINT)) after
+//!   (key string(); MIN(INT), MAX(INT), SUM(BIGINT)) after
 //!   [`input_before_snapshot`], checked by [`restores_the_golden_snapshot`].
 //! - `v1_<case>.bin` and `v1_<case>.expected.txt` for every entry of
 //!   [`CASES`]: the snapshot of the case's operator after its `before`
@@ -72,9 +72,9 @@ use golden::{changelog_text, decode_container, encode_container, Case, Mode};
 use InputMode::{InsertOnly, Retracting};
 use Mode::{Global, Immediate, MiniBatch};
 
-const STRING: SqlType = SqlType::Varchar {
-    length: u32::MAX >> 1,
-};
+fn string() -> SqlType {
+    SqlType::of("STRING")
+}
 
 fn golden_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -83,11 +83,11 @@ fn golden_path() -> PathBuf {
 
 fn golden_plan() -> AggPlan {
     plan(
-        STRING,
+        string(),
         vec![
-            call("MIN", Some((1, SqlType::Int))),
-            call("MAX", Some((1, SqlType::Int))),
-            call("SUM", Some((2, SqlType::BigInt))),
+            call("MIN", Some((1, SqlType::of("INT")))),
+            call("MAX", Some((1, SqlType::of("INT")))),
+            call("SUM", Some((2, SqlType::of("BIGINT")))),
         ],
         Emission::Immediate,
     )
@@ -176,7 +176,7 @@ fn restores_the_golden_snapshot() {
 /// comments say which state templates and carriers it exercises.
 const CASES: &[Case] = &[
     // running_extreme, immediate: i128 (DECIMAL(38, 4)), TIMESTAMP(9),
-    // bytes (STRING, UTF-8 byte order), f64 (NaN never replaces and is
+    // bytes (string(), UTF-8 byte order), f64 (NaN never replaces and is
     // never replaced; -0.0 and 0.0 tie, the first is kept).
     Case {
         name: "single_immediate_extremes",
@@ -240,7 +240,7 @@ const CASES: &[Case] = &[
     },
     // running_extreme, global: i32, i128 (DECIMAL(38, 0)), bytes, f64;
     // key TIMESTAMP(9). Partial row: key, MIN(INT), MAX(INT),
-    // MAX(DECIMAL), MIN(STRING), MAX(DOUBLE).
+    // MAX(DECIMAL), MIN(string()), MAX(DOUBLE).
     Case {
         name: "global_extremes",
         mode: Global,
@@ -269,7 +269,7 @@ const CASES: &[Case] = &[
             &["1970-01-01 00:00:00.000000001, 2, 0, 2, zero, NaN"],
         ],
     },
-    // count_star, count (STRING), sum (i32 wrapping, i128 overflowing to
+    // count_star, count (string()), sum (i32 wrapping, i128 overflowing to
     // NULL, f64 with NaN and -0.0), sum0 (i32, f64), avg (i128, i64),
     // immediate; key BIGINT.
     Case {
@@ -300,7 +300,7 @@ const CASES: &[Case] = &[
     },
     // count_star, count (TIMESTAMP(9)), sum (f32 up to inf, i16), sum0
     // (f32, i64 as DECIMAL(18, 3)), avg (DECIMAL(18, 3), f64, i32),
-    // mini-batch; composite key (INT, STRING).
+    // mini-batch; composite key (INT, string()).
     Case {
         name: "single_minibatch_sums",
         mode: MiniBatch,
@@ -331,7 +331,7 @@ const CASES: &[Case] = &[
         ],
     },
     // count_star, count (DATE), sum (i64, f64), sum0 (i128), avg
-    // (DECIMAL(18, 2), f32), global; key STRING. Partial row: key,
+    // (DECIMAL(18, 2), f32), global; key string(). Partial row: key,
     // COUNT(*), COUNT, SUM(BIGINT), SUM0(DECIMAL(38, 2)), AVG sum
     // DECIMAL(38, 2) and count, AVG sum DOUBLE and count, SUM(DOUBLE).
     Case {
@@ -364,7 +364,7 @@ const CASES: &[Case] = &[
     // Retracting, immediate, COUNT(*) counting records: sum_retract (i32,
     // i128 overflowing to NULL), counted_extreme (i32, f64, bytes,
     // TIMESTAMP(9); retractions of unseen values keep negative counts),
-    // sum0 (f64), avg (i64), count (STRING); key STRING.
+    // sum0 (f64), avg (i64), count (string()); key string().
     Case {
         name: "single_immediate_retract",
         mode: Immediate,
@@ -448,7 +448,7 @@ const CASES: &[Case] = &[
         ],
     },
     // Retracting, global, the record counter's partial last: sum_retract
-    // (i64, i128), sum0 (f32), avg (f64), count (STRING), count_star;
+    // (i64, i128), sum0 (f32), avg (f64), count (string()), count_star;
     // key INT; max parallelism 32768. Partial row: key, SUM(BIGINT) sum
     // and count, SUM(DECIMAL(38, 2)) sum and count, SUM0(FLOAT), AVG sum
     // and count, COUNT, COUNT(*).
@@ -479,7 +479,7 @@ const CASES: &[Case] = &[
         ],
     },
     // Retracting, global, COUNT(*) counting records: sum0 (i128 to
-    // overflow), avg (i32), sum_retract (i8 wrapping); key STRING with an
+    // overflow), avg (i32), sum_retract (i8 wrapping); key string() with an
     // empty key; max parallelism 7. Partial row: key, COUNT(*), SUM0, AVG
     // sum and count, SUM sum and count.
     Case {

@@ -11,9 +11,9 @@ use arrow_array::{
     Int32Array, Int64Array, StringArray,
 };
 
-const STRING: SqlType = SqlType::Varchar {
-    length: u32::MAX >> 1,
-};
+fn string() -> SqlType {
+    SqlType::of("STRING")
+}
 
 fn intern(table: &mut GroupTable, keys: &[ArrayRef]) -> Vec<u32> {
     let mut ids = Vec::new();
@@ -27,7 +27,7 @@ fn all_groups(table: &GroupTable) -> Vec<u32> {
 
 #[test]
 fn fixed_int_keys_with_null_group() {
-    let mut table = GroupTable::new(&[SqlType::Int]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("INT")]).unwrap();
     assert_eq!(table.path(), TablePath::Fixed);
     let keys: ArrayRef = Arc::new(Int32Array::from(vec![
         Some(7),
@@ -51,7 +51,7 @@ fn fixed_int_keys_with_null_group() {
 
 #[test]
 fn float_keys_compare_by_bits() {
-    let mut table = GroupTable::new(&[SqlType::Double]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("DOUBLE")]).unwrap();
     let nan_a = f64::from_bits(0x7ff8_0000_0000_0000);
     let nan_b = f64::from_bits(0x7ff8_0000_0000_0001);
     let keys: ArrayRef = Arc::new(Float64Array::from(vec![
@@ -68,17 +68,14 @@ fn float_keys_compare_by_bits() {
         vec![0, (-0.0f64).to_bits(), nan_a.to_bits(), nan_b.to_bits()]
     );
 
-    let mut table = GroupTable::new(&[SqlType::Float]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("FLOAT")]).unwrap();
     let keys: ArrayRef = Arc::new(Float32Array::from(vec![-0.0f32, 0.0, -0.0]));
     assert_eq!(intern(&mut table, &[keys]), vec![0, 1, 0]);
 }
 
 #[test]
 fn decimal_date_and_boolean_keys() {
-    let ty = SqlType::Decimal {
-        precision: 30,
-        scale: 2,
-    };
+    let ty = SqlType::of("DECIMAL(30, 2)");
     let mut table = GroupTable::new(&[ty]).unwrap();
     let big = 10i128.pow(28);
     let keys: ArrayRef = Arc::new(
@@ -98,11 +95,11 @@ fn decimal_date_and_boolean_keys() {
         vec![Some(big), Some(-big), None]
     );
 
-    let mut table = GroupTable::new(&[SqlType::Date]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("DATE")]).unwrap();
     let keys: ArrayRef = Arc::new(Date32Array::from(vec![19000, 19001, 19000]));
     assert_eq!(intern(&mut table, &[keys]), vec![0, 1, 0]);
 
-    let mut table = GroupTable::new(&[SqlType::Boolean]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("BOOLEAN")]).unwrap();
     let keys: ArrayRef = Arc::new(BooleanArray::from(vec![
         Some(true),
         None,
@@ -121,7 +118,7 @@ fn decimal_date_and_boolean_keys() {
 
 #[test]
 fn string_keys_with_null_and_empty_string() {
-    let mut table = GroupTable::new(&[STRING]).unwrap();
+    let mut table = GroupTable::new(&[string()]).unwrap();
     assert_eq!(table.path(), TablePath::String);
     let keys: ArrayRef = Arc::new(StringArray::from(vec![
         Some("b"),
@@ -144,7 +141,7 @@ fn string_keys_with_null_and_empty_string() {
 
 #[test]
 fn composite_keys_use_rows() {
-    let mut table = GroupTable::new(&[SqlType::BigInt, STRING]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("BIGINT"), string()]).unwrap();
     assert_eq!(table.path(), TablePath::Row);
     let a: ArrayRef = Arc::new(Int64Array::from(vec![
         Some(1),
@@ -167,7 +164,7 @@ fn composite_keys_use_rows() {
     assert_eq!(a.iter().collect::<Vec<_>>(), vec![None, Some(1)]);
     assert_eq!(b.iter().collect::<Vec<_>>(), vec![None, Some("y")]);
 
-    let mut table = GroupTable::new(&[SqlType::Timestamp { precision: 9 }]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("TIMESTAMP(9)")]).unwrap();
     assert_eq!(table.path(), TablePath::Row);
     let _ = &mut table;
 }
@@ -187,8 +184,8 @@ fn many_keys_round_trip_on_every_path() {
         let types: Vec<SqlType> = keys
             .iter()
             .map(|k| match k.data_type() {
-                arrow_schema::DataType::Int64 => SqlType::BigInt,
-                _ => STRING,
+                arrow_schema::DataType::Int64 => SqlType::of("BIGINT"),
+                _ => string(),
             })
             .collect();
         let mut table = GroupTable::new(&types).unwrap();
@@ -209,14 +206,18 @@ fn many_keys_round_trip_on_every_path() {
 
 #[test]
 fn truncate_undoes_new_groups() {
-    for types in [vec![SqlType::Int], vec![STRING], vec![SqlType::Int, STRING]] {
+    for types in [
+        vec![SqlType::of("INT")],
+        vec![string()],
+        vec![SqlType::of("INT"), string()],
+    ] {
         let mut table = GroupTable::new(&types).unwrap();
         let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None, Some(3)]));
         let strs: ArrayRef = Arc::new(StringArray::from(vec![Some("1"), None, Some("3")]));
         let keys = |i: &ArrayRef, s: &ArrayRef| -> Vec<ArrayRef> {
             match types.len() {
                 2 => vec![i.clone(), s.clone()],
-                _ if types[0] == SqlType::Int => vec![i.clone()],
+                _ if types[0] == SqlType::of("INT") => vec![i.clone()],
                 _ => vec![s.clone()],
             }
         };
@@ -233,7 +234,7 @@ fn truncate_undoes_new_groups() {
 
 #[test]
 fn wrong_key_type_is_an_input_error() {
-    let mut table = GroupTable::new(&[SqlType::Int]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("INT")]).unwrap();
     let keys: ArrayRef = Arc::new(Int64Array::from(vec![1]));
     let err = table.intern(&[keys], 1, &mut Vec::new()).unwrap_err();
     assert!(err.to_string().contains("Int64"), "{err}");
@@ -261,7 +262,7 @@ fn fixed_lookup_speed() {
             Arc::new(Date32Array::from(v)) as ArrayRef
         })
         .collect();
-    let mut table = GroupTable::new(&[SqlType::Date]).unwrap();
+    let mut table = GroupTable::new(&[SqlType::of("DATE")]).unwrap();
     let mut ids = Vec::new();
     let rounds = 2000;
     let start = Instant::now();

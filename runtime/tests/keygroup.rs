@@ -8,7 +8,7 @@ use std::sync::Arc;
 use aggforge_runtime::flink_key::{
     java_hash_map_order, key_group_for_hash, key_hashes, JavaHashMapOrder, KeyRowEncoder,
 };
-use aggforge_runtime::types::SqlType;
+use aggforge_runtime::types::{Layout, SqlType};
 use arrow_array::builder::{
     BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder, Int16Builder,
     Int32Builder, Int64Builder, Int8Builder, StringBuilder, Time32MillisecondBuilder,
@@ -119,42 +119,42 @@ fn column(sql: SqlType, values: &[Option<&str>]) -> ArrayRef {
             Arc::new(b.finish()) as ArrayRef
         }};
     }
-    match sql {
-        SqlType::TinyInt => prim!(Int8Builder, |v: &str| v.parse().unwrap()),
-        SqlType::SmallInt => prim!(Int16Builder, |v: &str| v.parse().unwrap()),
-        SqlType::Int => prim!(Int32Builder, |v: &str| v.parse().unwrap()),
-        SqlType::BigInt => prim!(Int64Builder, |v: &str| v.parse().unwrap()),
-        SqlType::Date => prim!(Date32Builder, |v: &str| v.parse().unwrap()),
-        SqlType::Time { .. } => prim!(Time32MillisecondBuilder, |v: &str| v.parse().unwrap()),
-        SqlType::Float => prim!(Float32Builder, |v: &str| f32::from_bits(
+    match sql.layout().expect("a types.toml row") {
+        Layout::Int8 => prim!(Int8Builder, |v: &str| v.parse().unwrap()),
+        Layout::Int16 => prim!(Int16Builder, |v: &str| v.parse().unwrap()),
+        Layout::Int32 => prim!(Int32Builder, |v: &str| v.parse().unwrap()),
+        Layout::Int64 => prim!(Int64Builder, |v: &str| v.parse().unwrap()),
+        Layout::Date32 => prim!(Date32Builder, |v: &str| v.parse().unwrap()),
+        Layout::Time32Millisecond => prim!(Time32MillisecondBuilder, |v: &str| v.parse().unwrap()),
+        Layout::Float32 => prim!(Float32Builder, |v: &str| f32::from_bits(
             u32::from_str_radix(&v[2..], 16).unwrap()
         )),
-        SqlType::Double => prim!(Float64Builder, |v: &str| f64::from_bits(
+        Layout::Float64 => prim!(Float64Builder, |v: &str| f64::from_bits(
             u64::from_str_radix(&v[2..], 16).unwrap()
         )),
-        SqlType::Boolean => prim!(BooleanBuilder, |v: &str| v == "true"),
-        SqlType::Char { .. } | SqlType::Varchar { .. } => {
+        Layout::Boolean => prim!(BooleanBuilder, |v: &str| v == "true"),
+        Layout::Utf8 => {
             let mut b = StringBuilder::new();
             for v in values {
                 b.append_option(v.map(hex_to_string));
             }
             Arc::new(b.finish())
         }
-        SqlType::Decimal { precision, scale } => {
+        Layout::Decimal128 => {
             let mut b = Decimal128Builder::new();
             for v in values {
                 b.append_option(v.map(|v| v.parse::<i128>().unwrap()));
             }
             Arc::new(
                 b.finish()
-                    .with_precision_and_scale(precision, scale)
+                    .with_precision_and_scale(sql.precision().unwrap(), sql.scale().unwrap())
                     .unwrap(),
             )
         }
-        SqlType::Timestamp { precision } if precision <= 3 => {
+        Layout::TimestampMillisecond => {
             prim!(TimestampMillisecondBuilder, |v: &str| v.parse().unwrap())
         }
-        SqlType::Timestamp { .. } => {
+        Layout::StructTimestamp => {
             let split = |v: &str| {
                 let (m, n) = v.split_once(':').unwrap();
                 (m.parse::<i64>().unwrap(), n.parse::<i32>().unwrap())
@@ -293,11 +293,11 @@ fn key_hash_throughput() {
         (0..n).map(|i| format!("key-{i}")),
     ));
     let cases: Vec<(&str, Vec<ArrayRef>, Vec<SqlType>)> = vec![
-        ("INT", vec![ints], vec![SqlType::Int]),
+        ("INT", vec![ints], vec![SqlType::of("INT")]),
         (
             "BIGINT, VARCHAR",
             vec![longs, strings],
-            vec![SqlType::BigInt, SqlType::Varchar { length: 100 }],
+            vec![SqlType::of("BIGINT"), SqlType::of("VARCHAR(100)")],
         ),
     ];
     let mut out = Vec::new();

@@ -13,9 +13,9 @@ use aggforge_runtime::types::{Phase, SqlType};
 use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use common::*;
 
-const STRING: SqlType = SqlType::Varchar {
-    length: u32::MAX >> 1,
-};
+fn string() -> SqlType {
+    SqlType::of("STRING")
+}
 
 fn kv(keys: Vec<i32>, values: Vec<i64>) -> RecordBatch {
     batch(vec![
@@ -26,10 +26,10 @@ fn kv(keys: Vec<i32>, values: Vec<i64>) -> RecordBatch {
 
 fn sum_max(emission: Emission) -> AggPlan {
     plan(
-        SqlType::Int,
+        SqlType::of("INT"),
         vec![
-            call("SUM", Some((1, SqlType::BigInt))),
-            call("MAX", Some((1, SqlType::BigInt))),
+            call("SUM", Some((1, SqlType::of("BIGINT")))),
+            call("MAX", Some((1, SqlType::of("BIGINT")))),
         ],
         emission,
     )
@@ -84,7 +84,11 @@ fn memory_budget_error_leaves_state_intact() {
 
 #[test]
 fn string_keys_are_charged_for_their_bytes() {
-    let mut p = plan(STRING, vec![call("COUNT_STAR", None)], Emission::Immediate);
+    let mut p = plan(
+        string(),
+        vec![call("COUNT_STAR", None)],
+        Emission::Immediate,
+    );
     p.memory_budget_bytes = 200_000;
     let mut op = GroupAggOperator::new(p).unwrap();
     let long = "x".repeat(1000);
@@ -295,9 +299,9 @@ fn local_min_max_speed() {
         .collect();
     let calls: Vec<AggCall> = ["MIN", "MAX"]
         .iter()
-        .map(|f| call(f, Some((1, SqlType::Date))))
+        .map(|f| call(f, Some((1, SqlType::of("DATE")))))
         .collect();
-    let mut p = plan(SqlType::Date, calls, Emission::MiniBatch);
+    let mut p = plan(SqlType::of("DATE"), calls, Emission::MiniBatch);
     p.phase = Phase::Local;
     let mut op = GroupAggOperator::new(p).unwrap();
     for (label, flush_every) in [("process only", usize::MAX), ("process + flush", 1)] {
@@ -318,8 +322,8 @@ fn local_min_max_speed() {
 #[test]
 fn a_plan_without_keys_has_one_group() {
     let mut p = plan(
-        SqlType::Int,
-        vec![call("MAX", Some((0, SqlType::BigInt)))],
+        SqlType::of("INT"),
+        vec![call("MAX", Some((0, SqlType::of("BIGINT"))))],
         Emission::Immediate,
     );
     p.key_columns.clear();

@@ -31,7 +31,7 @@ fn rows_of(rows: &[(i8, i32, Option<i64>)]) -> RecordBatch {
 }
 
 fn retracting(calls: Vec<AggCall>, emission: Emission) -> AggPlan {
-    let mut p = plan(SqlType::Int, calls, emission);
+    let mut p = plan(SqlType::of("INT"), calls, emission);
     p.input = InputMode::Retracting;
     p
 }
@@ -39,8 +39,8 @@ fn retracting(calls: Vec<AggCall>, emission: Emission) -> AggPlan {
 fn sum_avg(emission: Emission) -> AggPlan {
     retracting(
         vec![
-            call("SUM", Some((1, SqlType::BigInt))),
-            call("AVG", Some((1, SqlType::BigInt))),
+            call("SUM", Some((1, SqlType::of("BIGINT")))),
+            call("AVG", Some((1, SqlType::of("BIGINT")))),
         ],
         emission,
     )
@@ -91,7 +91,7 @@ fn a_count_star_call_is_the_record_counter() {
     let p = retracting(
         vec![
             call("COUNT_STAR", None),
-            call("SUM0", Some((1, SqlType::BigInt))),
+            call("SUM0", Some((1, SqlType::of("BIGINT")))),
         ],
         Emission::Immediate,
     );
@@ -184,7 +184,7 @@ fn mini_batch_drops_leading_retractions_and_deletes_at_zero() {
 /// insert-only emission).
 fn hash_map_order(n: i32) -> Vec<i32> {
     let mut op = GroupAggOperator::new(plan(
-        SqlType::Int,
+        SqlType::of("INT"),
         vec![call("COUNT_STAR", None)],
         Emission::MiniBatch,
     ))
@@ -326,8 +326,8 @@ fn insert_only_plans_still_refuse_retractions() {
 fn min_max_over_retractions_find_the_next_extreme() {
     let p = retracting(
         vec![
-            call("MIN", Some((1, SqlType::BigInt))),
-            call("MAX", Some((1, SqlType::BigInt))),
+            call("MIN", Some((1, SqlType::of("BIGINT")))),
+            call("MAX", Some((1, SqlType::of("BIGINT")))),
         ],
         Emission::Immediate,
     );
@@ -366,7 +366,7 @@ fn min_max_over_retractions_find_the_next_extreme() {
     );
     // Single phase only: the two-phase plans are not admitted.
     let mut local = retracting(
-        vec![call("MAX", Some((1, SqlType::BigInt)))],
+        vec![call("MAX", Some((1, SqlType::of("BIGINT"))))],
         Emission::MiniBatch,
     );
     local.phase = Phase::Local;

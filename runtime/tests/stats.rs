@@ -21,10 +21,10 @@ const D: i8 = 3;
 
 fn sum_avg(emission: Emission, input: InputMode) -> AggPlan {
     let mut p = plan(
-        SqlType::Int,
+        SqlType::of("INT"),
         vec![
-            call("SUM", Some((1, SqlType::BigInt))),
-            call("AVG", Some((1, SqlType::BigInt))),
+            call("SUM", Some((1, SqlType::of("BIGINT")))),
+            call("AVG", Some((1, SqlType::of("BIGINT")))),
         ],
         emission,
     );

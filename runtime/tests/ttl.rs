@@ -23,8 +23,8 @@ fn kv(rows: &[(i32, i64)]) -> RecordBatch {
 
 fn sum_plan(emission: Emission, ttl_ms: u64) -> AggPlan {
     let mut p = plan(
-        SqlType::Int,
-        vec![call("SUM", Some((1, SqlType::BigInt)))],
+        SqlType::of("INT"),
+        vec![call("SUM", Some((1, SqlType::of("BIGINT"))))],
         emission,
     );
     p.state_ttl_ms = ttl_ms;

@@ -34,7 +34,7 @@ fn run(ty: SqlType, bundles: usize, path: &str) -> Result<()> {
             }
         }
         "operator" => {
-            let mut op = LocalOperator::new(SqlType::BigInt, &[("MIN", ty), ("MAX", ty)])?;
+            let mut op = LocalOperator::new(SqlType::of("BIGINT"), &[("MIN", ty), ("MAX", ty)])?;
             let batches = (0..BUNDLES)
                 .map(|i| op.batch(&g[i].keys, &[cols[i][0].clone(), cols[i][0].clone()]))
                 .collect::<Result<Vec<_>>>()?;
@@ -43,13 +43,14 @@ fn run(ty: SqlType, bundles: usize, path: &str) -> Result<()> {
             }
         }
         "table" => {
-            let mut table = TableOnly::new(SqlType::BigInt)?;
+            let mut table = TableOnly::new(SqlType::of("BIGINT"))?;
             for n in 0..bundles {
                 black_box(table.bundle(&g[n % BUNDLES].keys)?);
             }
         }
         _ => {
-            let mut local = LocalPhase::new(SqlType::BigInt, &[("MIN", ty, 0), ("MAX", ty, 0)])?;
+            let mut local =
+                LocalPhase::new(SqlType::of("BIGINT"), &[("MIN", ty, 0), ("MAX", ty, 0)])?;
             for n in 0..bundles {
                 let i = n % BUNDLES;
                 black_box(local.bundle(&g[i].keys, &cols[i])?);
@@ -69,10 +70,10 @@ fn run(ty: SqlType, bundles: usize, path: &str) -> Result<()> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let ty = match args.get(1).map(String::as_str).unwrap_or("INT") {
-        "INT" => SqlType::Int,
-        "DATE" => SqlType::Date,
-        "TIME" => SqlType::Time { precision: 3 },
-        "BOOLEAN" => SqlType::Boolean,
+        "INT" => SqlType::of("INT"),
+        "DATE" => SqlType::of("DATE"),
+        "TIME" => SqlType::of("TIME(3)"),
+        "BOOLEAN" => SqlType::of("BOOLEAN"),
         other => {
             eprintln!("unknown type {other}: use INT, DATE, TIME or BOOLEAN");
             return ExitCode::FAILURE;

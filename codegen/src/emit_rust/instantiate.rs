@@ -38,7 +38,7 @@ pub(crate) fn specialization(
             let row_name = &row.name;
             quote! {
                 let arg = crate::kernel::require_arg(arg, #name)?;
-                crate::kernel::check_type_row(arg, #row_name, type_row_of(arg), #name)?;
+                crate::kernel::check_type_row(arg, #row_name, crate::registry::type_row_of(arg), #name)?;
             }
         }
         None => quote! { let _ = arg; },

@@ -1,12 +1,12 @@
 //! The generated registry: the table of every specialization and the
-//! SQL type -> type row matcher, both straight from the specs.
+//! type table (families and type rows), straight from the specs.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::model::{InputMode, Phase, SpecSet};
+use crate::model::{Family, InputMode, ParamKind, Phase, SpecSet};
 
-/// `pub static ADMISSIONS` and `pub fn type_row_of`.
+/// `pub static ADMISSIONS`, `FAMILIES` and `TYPE_ROWS`.
 pub(crate) fn registry(specs: &SpecSet) -> TokenStream {
     let rows = specs.specializations().into_iter().map(|spec| {
         let constructor = super::instantiate::constructor_ident(&spec);
@@ -43,38 +43,77 @@ pub(crate) fn registry(specs: &SpecSet) -> TokenStream {
             }
         }
     });
-    let matchers = specs.types.iter().map(|row| {
+    let families = specs.families.iter().map(family_info);
+    let type_rows = specs.types.iter().map(|row| {
         let name = &row.name;
         let family = &row.sql;
-        match row.precision {
-            Some((low, high)) => quote! {
-                if family == #family && matches!(precision, Some(p) if (#low..=#high).contains(&p)) {
-                    return Some(#name);
-                }
-            },
-            None => quote! {
-                if family == #family {
-                    return Some(#name);
-                }
-            },
+        let precision = match row.precision {
+            Some((low, high)) => quote!(Some((#low, #high))),
+            None => quote!(None),
+        };
+        let layout = layout_ident(&row.arrow);
+        quote! {
+            crate::types::TypeRowInfo {
+                name: #name,
+                family: #family,
+                precision: #precision,
+                layout: crate::types::Layout::#layout,
+            }
         }
     });
-    let names = specs.types.iter().map(|row| row.name.as_str());
     quote! {
         /// Every specialization the specs declare, in spec order.
         pub static ADMISSIONS: &[crate::registry::Admission] = &[#(#rows),*];
 
-        /// Every type row of `types.toml`, in file order.
-        pub static TYPE_ROWS: &[&str] = &[#(#names),*];
+        /// Every `[[family]]` of `types.toml`, in file order.
+        pub static FAMILIES: &[crate::types::Family] = &[#(#families),*];
 
-        /// The `types.toml` row a SQL type falls in: the first row whose
-        /// family matches and whose precision range (if any) holds it.
-        pub fn type_row_of(ty: &SqlType) -> Option<&'static str> {
-            let family = ty.family();
-            let precision = ty.precision();
-            let _ = precision;
-            #(#matchers)*
-            None
+        /// Every `[[type]]` row of `types.toml`, in file order.
+        pub static TYPE_ROWS: &[crate::types::TypeRowInfo] = &[#(#type_rows),*];
+    }
+}
+
+/// The runtime's `Layout` variant of an Arrow spelling: the spelling
+/// without its parentheses (`Time32(Millisecond)` -> `Time32Millisecond`).
+fn layout_ident(arrow: &str) -> proc_macro2::Ident {
+    let name: String = arrow
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    proc_macro2::Ident::new(&name, proc_macro2::Span::call_site())
+}
+
+/// One `crate::types::Family` literal.
+fn family_info(family: &Family) -> TokenStream {
+    let name = &family.name;
+    let spellings = &family.spellings;
+    let default = family.default.unwrap_or(0);
+    let max = family.max.unwrap_or(0);
+    let params = match family.params {
+        ParamKind::None => quote!(crate::types::ParamKind::None),
+        ParamKind::Ignored => quote!(crate::types::ParamKind::Ignored),
+        ParamKind::Precision => {
+            let (default, max) = (default as u8, max as u8);
+            quote!(crate::types::ParamKind::Precision { default: #default, max: #max })
+        }
+        ParamKind::Decimal => {
+            let (default, max) = (default as u8, max as u8);
+            quote!(crate::types::ParamKind::Decimal { default: #default, max: #max })
+        }
+        ParamKind::Length => {
+            quote!(crate::types::ParamKind::Length { default: #default, max: #max })
+        }
+    };
+    let aliases = family
+        .aliases
+        .iter()
+        .map(|(alias, length)| quote!((#alias, #length)));
+    quote! {
+        crate::types::Family {
+            name: #name,
+            spellings: &[#(#spellings),*],
+            params: #params,
+            aliases: &[#(#aliases),*],
         }
     }
 }

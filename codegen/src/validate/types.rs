@@ -1,14 +1,19 @@
 //! Rules for `types.toml` rows.
 //!
-//! A row's SQL family fixes its Arrow type(s) and its arithmetic class; the
-//! Arrow type fixes the access pattern and the carrier(s); the carrier fixes
-//! the MIN/MAX order. Error texts name the value to write instead.
+//! A row's SQL family (a `[[family]]` table) fixes its precision bounds and
+//! Flink's internal value class, hence the Arrow layouts that fit; the
+//! Arrow layout fixes the access pattern and the carrier(s); the carrier
+//! fixes the MIN/MAX order. Error texts name the value to write instead.
 
 use std::collections::HashMap;
 
 use crate::error::SpecError;
 use crate::load::{locate, Located, RawItem, RawTypeRow};
-use crate::model::{Access, Carrier, Equality, Location, Numeric, Order, TypeRow};
+use crate::model::{
+    Access, Carrier, Equality, Family, Location, Numeric, Order, ParamKind, TypeRow,
+};
+
+use super::families::FamilyTable;
 
 use super::suggest::unknown_name;
 use super::type_expr::is_row_name;
@@ -58,65 +63,70 @@ const NUMERICS: [(&str, Numeric); 4] = [
     ("none", Numeric::None),
 ];
 
-/// SQL families the runtime knows: (family, Arrow types, arithmetic class,
-/// largest precision if parametric).
-const FAMILIES: [(&str, &[&str], Numeric, Option<i64>); 13] = [
-    ("TINYINT", &["Int8"], Numeric::Integer, None),
-    ("SMALLINT", &["Int16"], Numeric::Integer, None),
-    ("INT", &["Int32"], Numeric::Integer, None),
-    ("BIGINT", &["Int64"], Numeric::Integer, None),
-    ("FLOAT", &["Float32"], Numeric::Float, None),
-    ("DOUBLE", &["Float64"], Numeric::Float, None),
-    ("DECIMAL", &["Decimal128"], Numeric::Decimal, Some(38)),
-    ("DATE", &["Date32"], Numeric::None, None),
-    ("TIME", &["Time32(Millisecond)"], Numeric::None, Some(9)),
+/// Arrow layouts the runtime and the Java transposes read and write:
+/// (spelling, access, carriers, largest precision it holds, the Flink
+/// internal value class it carries).
+#[allow(clippy::type_complexity)]
+pub(crate) const ARROWS: [(&str, Access, &[Carrier], Option<i64>, &str); 13] = [
+    ("Int8", Access::Primitive, &[Carrier::I8], None, "byte"),
+    ("Int16", Access::Primitive, &[Carrier::I16], None, "short"),
+    ("Int32", Access::Primitive, &[Carrier::I32], None, "int"),
+    ("Int64", Access::Primitive, &[Carrier::I64], None, "long"),
+    ("Float32", Access::Primitive, &[Carrier::F32], None, "float"),
     (
-        "TIMESTAMP",
-        &["Timestamp(Millisecond)", "Struct(Timestamp)"],
-        Numeric::None,
-        Some(9),
+        "Float64",
+        Access::Primitive,
+        &[Carrier::F64],
+        None,
+        "double",
     ),
-    ("BOOLEAN", &["Boolean"], Numeric::None, None),
-    ("CHAR", &["Utf8"], Numeric::None, None),
-    ("VARCHAR", &["Utf8"], Numeric::None, None),
-];
-
-/// Arrow spellings: (arrow, access, carriers, largest precision it holds).
-const ARROWS: [(&str, Access, &[Carrier], Option<i64>); 13] = [
-    ("Int8", Access::Primitive, &[Carrier::I8], None),
-    ("Int16", Access::Primitive, &[Carrier::I16], None),
-    ("Int32", Access::Primitive, &[Carrier::I32], None),
-    ("Int64", Access::Primitive, &[Carrier::I64], None),
-    ("Float32", Access::Primitive, &[Carrier::F32], None),
-    ("Float64", Access::Primitive, &[Carrier::F64], None),
     (
         "Decimal128",
         Access::Decimal,
         &[Carrier::I64, Carrier::I128],
         None,
+        "decimal",
     ),
-    ("Date32", Access::Primitive, &[Carrier::I32], None),
+    ("Date32", Access::Primitive, &[Carrier::I32], None, "int"),
     (
         "Time32(Millisecond)",
         Access::Primitive,
         &[Carrier::I32],
         Some(3),
+        "int",
     ),
     (
         "Timestamp(Millisecond)",
         Access::Primitive,
         &[Carrier::I64],
         Some(3),
+        "timestamp",
     ),
     (
         "Struct(Timestamp)",
         Access::Timestamp,
         &[Carrier::Timestamp],
         None,
+        "timestamp",
     ),
-    ("Boolean", Access::Boolean, &[Carrier::Bool], None),
-    ("Utf8", Access::Utf8, &[Carrier::Bytes], None),
+    (
+        "Boolean",
+        Access::Boolean,
+        &[Carrier::Bool],
+        None,
+        "boolean",
+    ),
+    ("Utf8", Access::Utf8, &[Carrier::Bytes], None, "string"),
 ];
+
+/// One Arrow layout row of [`ARROWS`].
+type ArrowRow = (
+    &'static str,
+    Access,
+    &'static [Carrier],
+    Option<i64>,
+    &'static str,
+);
 
 /// Spec spelling of a carrier.
 pub(crate) fn carrier_text(carrier: Carrier) -> &'static str {
@@ -190,7 +200,11 @@ impl TypeTable {
 type RangeSeen = (String, Option<(i64, i64)>, Location, String);
 
 /// Checks every row; returns the table of rows.
-pub(crate) fn check_rows(items: &[RawItem<RawTypeRow>], errors: &mut Vec<SpecError>) -> TypeTable {
+pub(crate) fn check_rows(
+    items: &[RawItem<RawTypeRow>],
+    families: &FamilyTable,
+    errors: &mut Vec<SpecError>,
+) -> TypeTable {
     let mut table = TypeTable::default();
     let mut first_by_name: HashMap<String, Location> = HashMap::new();
     let mut ranges: Vec<RangeSeen> = Vec::new();
@@ -226,11 +240,15 @@ pub(crate) fn check_rows(items: &[RawItem<RawTypeRow>], errors: &mut Vec<SpecErr
         }
 
         let sql = locate(source, &raw.sql);
-        let family = FAMILIES.iter().find(|f| f.0 == sql.value);
-        if family.is_none() {
+        let family = families.family(&sql.value);
+        if family.is_none() && !families.names.contains(&sql.value) {
             errors.push(SpecError::new(
                 sql.at.clone(),
-                unknown_name("SQL family", &sql.value, FAMILIES.iter().map(|f| f.0)),
+                unknown_name(
+                    "SQL family",
+                    &sql.value,
+                    families.names.iter().map(String::as_str),
+                ),
             ));
         }
         let arrow = locate(source, &raw.arrow);
@@ -247,30 +265,23 @@ pub(crate) fn check_rows(items: &[RawItem<RawTypeRow>], errors: &mut Vec<SpecErr
         let equality = parse_enum(source, &raw.equality, "equality", &EQUALITIES, errors);
         let numeric = parse_enum(source, &raw.numeric, "numeric", &NUMERICS, errors);
 
-        // Family -> Arrow type and arithmetic class.
-        if let (Some(family), Some(_)) = (family, arrow_row) {
-            if !family.1.contains(&arrow.value.as_str()) {
+        // Family -> Arrow layout: the layout must carry Flink's internal
+        // value class of the family.
+        if let (Some(family), Some(arrow_row)) = (family, arrow_row) {
+            if arrow_row.4 != family.internal {
+                let fitting = ARROWS
+                    .iter()
+                    .filter(|a| a.4 == family.internal)
+                    .map(|a| a.0);
                 errors.push(SpecError::new(
                     arrow.at.clone(),
                     format!(
-                        "Arrow type {} cannot carry SQL {}; write arrow = {}",
+                        "Arrow {} carries Flink `{}` values, but SQL {} is held as `{}`; write arrow = {}",
                         arrow.value,
-                        family.0,
-                        quoted_alternatives(family.1.iter().copied())
-                    ),
-                ));
-            }
-        }
-        if let (Some(family), Some(numeric)) = (family, &numeric) {
-            if numeric.value != family.2 {
-                errors.push(SpecError::new(
-                    numeric.at.clone(),
-                    format!(
-                        "numeric `{}` does not fit SQL {}: its arithmetic class is `{}`, so write numeric = \"{}\"",
-                        numeric_text(numeric.value),
-                        family.0,
-                        numeric_text(family.2),
-                        numeric_text(family.2)
+                        arrow_row.4,
+                        family.name,
+                        family.internal,
+                        quoted_alternatives(fitting)
                     ),
                 ));
             }
@@ -345,7 +356,8 @@ pub(crate) fn check_rows(items: &[RawItem<RawTypeRow>], errors: &mut Vec<SpecErr
             };
             for (other_family, other, other_at, other_name) in &ranges {
                 let other_span = other.unwrap_or((0, MAX_PRECISION));
-                if other_family == family.0 && span.0 <= other_span.1 && other_span.0 <= span.1 {
+                if *other_family == family.name && span.0 <= other_span.1 && other_span.0 <= span.1
+                {
                     errors.push(SpecError::new(
                         at.clone(),
                         format!(
@@ -354,14 +366,14 @@ pub(crate) fn check_rows(items: &[RawItem<RawTypeRow>], errors: &mut Vec<SpecErr
                              disjoint",
                             name.value,
                             range_text(*range),
-                            family.0,
+                            family.name,
                             range_text(*other),
-                            family.0
+                            family.name
                         ),
                     ));
                 }
             }
-            ranges.push((family.0.to_string(), *range, at, name.value.clone()));
+            ranges.push((family.name.clone(), *range, at, name.value.clone()));
         }
 
         if errors.len() > before {
@@ -410,8 +422,8 @@ fn quoted_alternatives<'a>(items: impl Iterator<Item = &'a str>) -> String {
 /// Checks `precision = [min, max]`; `Err(())` when an error was reported.
 fn check_precision(
     item: &RawItem<RawTypeRow>,
-    family: Option<&(&str, &[&str], Numeric, Option<i64>)>,
-    arrow: Option<&(&str, Access, &[Carrier], Option<i64>)>,
+    family: Option<&Family>,
+    arrow: Option<&ArrowRow>,
     carrier: &Option<Located<Carrier>>,
     access: &Option<Located<Access>>,
     errors: &mut Vec<SpecError>,
@@ -453,23 +465,26 @@ fn check_precision(
         Err(())
     };
     if let Some(family) = family {
-        let Some(family_max) = family.3 else {
-            return fail(
-                errors,
-                format!(
-                    "SQL {} has no precision parameter; remove `precision`",
-                    family.0
-                ),
-            );
+        let (family_min, family_max) = match (family.params, family.max) {
+            (ParamKind::Precision, Some(max)) => (0, max as i64),
+            (ParamKind::Decimal, Some(max)) => (1, max as i64),
+            _ => {
+                return fail(
+                    errors,
+                    format!(
+                        "SQL {} has no precision parameter; remove `precision`",
+                        family.name
+                    ),
+                )
+            }
         };
-        let family_min = if family.0 == "DECIMAL" { 1 } else { 0 };
         if lo < family_min || hi > family_max {
             return fail(
                 errors,
                 format!(
                     "precision [{lo}, {hi}] is outside SQL {}'s precisions {family_min} to {family_max}; \
                      keep the range within them",
-                    family.0
+                    family.name
                 ),
             );
         }

@@ -2,7 +2,117 @@
 //! numbers are easy to read off.
 #![allow(dead_code)]
 
-use aggforge_codegen::{load_str, SpecError};
+use aggforge_codegen::model::SpecSet;
+use aggforge_codegen::{load_str, SpecError, SpecErrors};
+
+/// The `[[family]]` tables of the workspace's types.toml.
+pub const FAMILIES: &str = r#"
+[[family]]
+name = "TINYINT"
+internal = "byte"
+spellings = ["TINYINT"]
+params = "none"
+
+[[family]]
+name = "SMALLINT"
+internal = "short"
+spellings = ["SMALLINT"]
+params = "none"
+
+[[family]]
+name = "INT"
+internal = "int"
+spellings = ["INT", "INTEGER"]
+params = "none"
+
+[[family]]
+name = "BIGINT"
+internal = "long"
+spellings = ["BIGINT"]
+params = "none"
+
+[[family]]
+name = "FLOAT"
+internal = "float"
+spellings = ["FLOAT", "REAL"]
+params = "none"
+
+[[family]]
+name = "DOUBLE"
+internal = "double"
+spellings = ["DOUBLE", "DOUBLE PRECISION"]
+params = "none"
+
+[[family]]
+name = "DECIMAL"
+internal = "decimal"
+spellings = ["DECIMAL", "NUMERIC", "DEC"]
+params = "decimal"
+default = 10
+max = 38
+
+[[family]]
+name = "DATE"
+internal = "int"
+spellings = ["DATE"]
+params = "none"
+
+[[family]]
+name = "TIME"
+internal = "int"
+spellings = ["TIME", "TIME WITHOUT TIME ZONE"]
+params = "precision"
+default = 0
+max = 9
+
+[[family]]
+name = "TIMESTAMP"
+internal = "timestamp"
+spellings = ["TIMESTAMP", "TIMESTAMP WITHOUT TIME ZONE"]
+params = "precision"
+default = 6
+max = 9
+
+[[family]]
+name = "BOOLEAN"
+internal = "boolean"
+spellings = ["BOOLEAN"]
+params = "none"
+
+[[family]]
+name = "CHAR"
+internal = "string"
+spellings = ["CHAR", "CHARACTER"]
+params = "length"
+default = 1
+max = 2147483647
+
+[[family]]
+name = "VARCHAR"
+internal = "string"
+spellings = ["VARCHAR", "CHARACTER VARYING"]
+params = "length"
+default = 1
+max = 2147483647
+aliases = { STRING = 2147483647 }
+"#;
+
+/// Loads in-memory spec files like `load_str`, with [`FAMILIES`] appended
+/// to a types.toml that declares no family (after its rows, so row line
+/// numbers stay as written).
+pub fn load_specs(files: &[(&str, &str)]) -> Result<SpecSet, SpecErrors> {
+    let files: Vec<(&str, String)> = files
+        .iter()
+        .map(|(name, text)| {
+            if name.ends_with("types.toml") && !text.contains("[[family]]") {
+                (*name, format!("{text}{FAMILIES}"))
+            } else {
+                (*name, text.to_string())
+            }
+        })
+        .collect();
+    load_str(&files)
+}
 
 /// A valid types.toml with INT (line 1), BIGINT (11), DOUBLE (21),
 /// DECIMAL_18 (31), DECIMAL_38 (42), DATE (53).
@@ -155,7 +265,7 @@ pub fn with_line(text: &str, line: usize, replacement: &str) -> String {
 
 /// Errors of loading `files`; panics if they load.
 pub fn errors(files: &[(&str, &str)]) -> Vec<SpecError> {
-    match load_str(files) {
+    match load_specs(files) {
         Ok(_) => panic!("expected spec errors, but the specs loaded"),
         Err(errors) => errors.0,
     }

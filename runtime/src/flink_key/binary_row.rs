@@ -29,7 +29,7 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::error::{AggError, Result};
-use crate::types::SqlType;
+use crate::types::{Layout, SqlType};
 
 /// Seed of Flink's `MurmurHashUtils`.
 const MURMUR_SEED: i32 = 42;
@@ -98,9 +98,9 @@ enum KeyColumn<'a> {
     Byte(&'a [i8]),
     /// Two bytes in the slot.
     Short(&'a [i16]),
-    /// Four bytes: INT, DATE, TIME.
+    /// Four bytes: Int32, Date32, Time32 layouts (INT, DATE, TIME, ...).
     Int(&'a [i32]),
-    /// Eight bytes: BIGINT, compact TIMESTAMP millis.
+    /// Eight bytes: Int64 layout, compact timestamp millis.
     Long(&'a [i64]),
     /// FLOAT raw bits.
     Float(&'a [f32]),
@@ -132,34 +132,37 @@ fn type_mismatch(index: usize, sql: &SqlType, found: &DataType) -> AggError {
 fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<ResolvedColumn<'a>> {
     let dt = array.data_type();
     let bad = || type_mismatch(index, sql, dt);
-    let values = match (sql, dt) {
-        (SqlType::TinyInt, DataType::Int8) => {
+    // The key's Arrow layout (its types.toml row) picks how Flink's
+    // BinaryRowWriter writes it; the precision picks compact or wide.
+    let precision = sql.precision();
+    let values = match (sql.layout().ok_or_else(bad)?, dt) {
+        (Layout::Int8, DataType::Int8) => {
             KeyColumn::Byte(array.as_primitive::<Int8Type>().values())
         }
-        (SqlType::SmallInt, DataType::Int16) => {
+        (Layout::Int16, DataType::Int16) => {
             KeyColumn::Short(array.as_primitive::<Int16Type>().values())
         }
-        (SqlType::Int, DataType::Int32) => {
+        (Layout::Int32, DataType::Int32) => {
             KeyColumn::Int(array.as_primitive::<Int32Type>().values())
         }
-        (SqlType::Date, DataType::Date32) => {
+        (Layout::Date32, DataType::Date32) => {
             KeyColumn::Int(array.as_primitive::<Date32Type>().values())
         }
-        (SqlType::Time { .. }, DataType::Time32(TimeUnit::Millisecond)) => {
+        (Layout::Time32Millisecond, DataType::Time32(TimeUnit::Millisecond)) => {
             KeyColumn::Int(array.as_primitive::<Time32MillisecondType>().values())
         }
-        (SqlType::BigInt, DataType::Int64) => {
+        (Layout::Int64, DataType::Int64) => {
             KeyColumn::Long(array.as_primitive::<Int64Type>().values())
         }
-        (SqlType::Float, DataType::Float32) => {
+        (Layout::Float32, DataType::Float32) => {
             KeyColumn::Float(array.as_primitive::<Float32Type>().values())
         }
-        (SqlType::Double, DataType::Float64) => {
+        (Layout::Float64, DataType::Float64) => {
             KeyColumn::Double(array.as_primitive::<Float64Type>().values())
         }
-        (SqlType::Decimal { precision, .. }, DataType::Decimal128(_, _)) => {
+        (Layout::Decimal128, DataType::Decimal128(_, _)) => {
             let values = array.as_primitive::<Decimal128Type>().values();
-            if *precision <= MAX_COMPACT_DECIMAL_PRECISION {
+            if precision.is_some_and(|p| p <= MAX_COMPACT_DECIMAL_PRECISION) {
                 check_valid(
                     index,
                     array,
@@ -172,14 +175,12 @@ fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<Resol
                 KeyColumn::WideDecimal(values)
             }
         }
-        (SqlType::Timestamp { precision }, DataType::Timestamp(TimeUnit::Millisecond, _))
-            if *precision <= MAX_COMPACT_TIMESTAMP_PRECISION =>
+        (Layout::TimestampMillisecond, DataType::Timestamp(TimeUnit::Millisecond, _))
+            if precision.is_some_and(|p| p <= MAX_COMPACT_TIMESTAMP_PRECISION) =>
         {
             KeyColumn::Long(array.as_primitive::<TimestampMillisecondType>().values())
         }
-        (SqlType::Timestamp { precision }, DataType::Struct(fields))
-            if *precision > MAX_COMPACT_TIMESTAMP_PRECISION && fields.len() == 2 =>
-        {
+        (Layout::StructTimestamp, DataType::Struct(fields)) if fields.len() == 2 => {
             let st = array.as_struct();
             let millis = st
                 .column_by_name("millisecond")
@@ -190,6 +191,7 @@ fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<Resol
             if millis.data_type() != &DataType::Int64 || nanos.data_type() != &DataType::Int32 {
                 return Err(bad());
             }
+            let millis = millis.as_primitive::<Int64Type>().values();
             let nanos = nanos.as_primitive::<Int32Type>().values();
             check_valid(
                 index,
@@ -198,15 +200,15 @@ fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<Resol
                 |n| (0..=999_999).contains(n),
                 || "has a nano_of_millisecond outside 0..=999999".to_string(),
             )?;
-            KeyColumn::WideTimestamp {
-                millis: millis.as_primitive::<Int64Type>().values(),
-                nanos,
+            if precision.is_some_and(|p| p <= MAX_COMPACT_TIMESTAMP_PRECISION) {
+                // Flink writes a compact timestamp as its epoch millis.
+                KeyColumn::Long(millis)
+            } else {
+                KeyColumn::WideTimestamp { millis, nanos }
             }
         }
-        (SqlType::Boolean, DataType::Boolean) => KeyColumn::Bool(array.as_boolean()),
-        (SqlType::Char { .. } | SqlType::Varchar { .. }, DataType::Utf8) => {
-            KeyColumn::Utf8(array.as_string::<i32>())
-        }
+        (Layout::Boolean, DataType::Boolean) => KeyColumn::Bool(array.as_boolean()),
+        (Layout::Utf8, DataType::Utf8) => KeyColumn::Utf8(array.as_string::<i32>()),
         _ => return Err(bad()),
     };
     Ok(ResolvedColumn {
@@ -484,11 +486,11 @@ mod tests {
     #[test]
     fn int_key_layout() {
         let col: ArrayRef = Arc::new(Int32Array::from(vec![Some(0x01020304), None]));
-        let bytes = row_bytes(std::slice::from_ref(&col), &[SqlType::Int], 0);
+        let bytes = row_bytes(std::slice::from_ref(&col), &[SqlType::of("INT")], 0);
         assert_eq!(bytes.len(), 16);
         assert_eq!(&bytes[8..12], &[4, 3, 2, 1]);
         assert!(bytes[..8].iter().all(|b| *b == 0));
-        let null = row_bytes(&[col], &[SqlType::Int], 1);
+        let null = row_bytes(&[col], &[SqlType::of("INT")], 1);
         assert_eq!(null[1], 1, "null bit of field 0 is bit 8");
         assert!(null[8..].iter().all(|b| *b == 0));
     }
@@ -496,7 +498,7 @@ mod tests {
     #[test]
     fn strings_inline_and_variable() {
         let col: ArrayRef = Arc::new(StringArray::from(vec!["abc", "abcdefgh", ""]));
-        let t = [SqlType::Varchar { length: 100 }];
+        let t = [SqlType::of("VARCHAR(100)")];
         let inline = row_bytes(std::slice::from_ref(&col), &t, 0);
         assert_eq!(&inline[8..16], &[b'a', b'b', b'c', 0, 0, 0, 0, 0x83]);
         let var = row_bytes(std::slice::from_ref(&col), &t, 1);
@@ -521,10 +523,7 @@ mod tests {
                 .with_precision_and_scale(20, 2)
                 .unwrap(),
         );
-        let t = [SqlType::Decimal {
-            precision: 20,
-            scale: 2,
-        }];
+        let t = [SqlType::of("DECIMAL(20, 2)")];
         let bytes = row_bytes(std::slice::from_ref(&col), &t, 0);
         assert_eq!(bytes.len(), 32);
         assert_eq!(&bytes[8..16], &[2, 0, 0, 0, 16, 0, 0, 0]);
@@ -541,10 +540,7 @@ mod tests {
                 .with_precision_and_scale(18, 0)
                 .unwrap(),
         );
-        let t = [SqlType::Decimal {
-            precision: 18,
-            scale: 0,
-        }];
+        let t = [SqlType::of("DECIMAL(18, 0)")];
         let mut out = Vec::new();
         assert!(key_hashes(&[col], &t, &mut out).is_err());
         let ok: ArrayRef = Arc::new(
@@ -574,7 +570,7 @@ mod tests {
                 Some(vec![true, false].into()),
             ))
         };
-        let t = [SqlType::Timestamp { precision: 9 }];
+        let t = [SqlType::of("TIMESTAMP(9)")];
         let col = make(vec![7, -1]);
         let bytes = row_bytes(std::slice::from_ref(&col), &t, 0);
         assert_eq!(&bytes[8..16], &[7, 0, 0, 0, 16, 0, 0, 0]);
@@ -612,10 +608,10 @@ mod tests {
             ])),
         ];
         let types = [
-            SqlType::TinyInt,
-            SqlType::BigInt,
-            SqlType::Double,
-            SqlType::Boolean,
+            SqlType::of("TINYINT"),
+            SqlType::of("BIGINT"),
+            SqlType::of("DOUBLE"),
+            SqlType::of("BOOLEAN"),
         ];
         let enc = KeyRowEncoder::new(&cols, &types).unwrap();
         let mut columnar = Vec::new();
@@ -634,7 +630,7 @@ mod tests {
     fn rejects_mismatched_types() {
         let col: ArrayRef = Arc::new(Int64Array::from(vec![1]));
         let mut out = Vec::new();
-        let err = key_hashes(&[col], &[SqlType::Int], &mut out).unwrap_err();
+        let err = key_hashes(&[col], &[SqlType::of("INT")], &mut out).unwrap_err();
         assert!(err.to_string().contains("declared INT"), "{err}");
     }
 

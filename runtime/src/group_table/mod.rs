@@ -28,7 +28,7 @@ use arrow_select::take::take;
 
 use crate::error::{AggError, Result};
 use crate::plan::arrow_type;
-use crate::types::SqlType;
+use crate::types::{Layout, SqlType};
 
 pub use key_hash::flink_key_hashes;
 
@@ -110,28 +110,26 @@ impl GroupTable {
     pub fn new(key_types: &[SqlType]) -> Result<Self> {
         let (table, path): (Box<dyn KeyTable>, TablePath) = match key_types {
             [] => (Box::<NoKeyTable>::default(), TablePath::NoKey),
-            [one] => match one {
-                SqlType::TinyInt => fixed::<Int8Type>(one),
-                SqlType::SmallInt => fixed::<Int16Type>(one),
-                SqlType::Int => fixed::<Int32Type>(one),
-                SqlType::BigInt => fixed::<Int64Type>(one),
-                SqlType::Float => fixed::<Float32Type>(one),
-                SqlType::Double => fixed::<Float64Type>(one),
-                SqlType::Decimal { .. } => fixed::<Decimal128Type>(one),
-                SqlType::Date => fixed::<Date32Type>(one),
-                SqlType::Time { .. } => fixed::<Time32MillisecondType>(one),
-                SqlType::Timestamp { precision } if *precision <= 3 => {
-                    fixed::<TimestampMillisecondType>(one)
-                }
-                SqlType::Boolean => (
+            [one] => match one.layout() {
+                Some(Layout::Int8) => fixed::<Int8Type>(one),
+                Some(Layout::Int16) => fixed::<Int16Type>(one),
+                Some(Layout::Int32) => fixed::<Int32Type>(one),
+                Some(Layout::Int64) => fixed::<Int64Type>(one),
+                Some(Layout::Float32) => fixed::<Float32Type>(one),
+                Some(Layout::Float64) => fixed::<Float64Type>(one),
+                Some(Layout::Decimal128) => fixed::<Decimal128Type>(one),
+                Some(Layout::Date32) => fixed::<Date32Type>(one),
+                Some(Layout::Time32Millisecond) => fixed::<Time32MillisecondType>(one),
+                Some(Layout::TimestampMillisecond) => fixed::<TimestampMillisecondType>(one),
+                Some(Layout::Boolean) => (
                     Box::<typed::BooleanKeyTable>::default() as Box<dyn KeyTable>,
                     TablePath::Fixed,
                 ),
-                SqlType::Char { .. } | SqlType::Varchar { .. } => (
+                Some(Layout::Utf8) => (
                     Box::new(bytes::StringKeyTable::new()) as _,
                     TablePath::String,
                 ),
-                SqlType::Timestamp { .. } => row_table(key_types)?,
+                Some(Layout::StructTimestamp) | None => row_table(key_types)?,
             },
             _ => row_table(key_types)?,
         };

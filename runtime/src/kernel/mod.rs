@@ -290,12 +290,10 @@ pub fn decimal38(scale: i8, at_least: i8) -> DataType {
 
 /// `Decimal128(p, s)` of a DECIMAL argument.
 pub fn decimal_type(arg: &crate::types::SqlType) -> Result<DataType> {
-    match arg {
-        crate::types::SqlType::Decimal { precision, scale } => {
-            Ok(DataType::Decimal128(*precision, *scale))
-        }
-        other => Err(AggError::Plan(format!(
-            "expected a DECIMAL argument, got {other}"
+    match (arg.precision(), arg.scale()) {
+        (Some(precision), Some(scale)) => Ok(DataType::Decimal128(precision, scale)),
+        _ => Err(AggError::Plan(format!(
+            "expected a DECIMAL argument, got {arg}"
         ))),
     }
 }

@@ -91,10 +91,10 @@ pub struct Ref {
 }
 
 fn wrap(v: i128, ty: &SqlType) -> i128 {
-    match ty {
-        SqlType::TinyInt => v as i8 as i128,
-        SqlType::SmallInt => v as i16 as i128,
-        SqlType::Int => v as i32 as i128,
+    match ty.family() {
+        "TINYINT" => v as i8 as i128,
+        "SMALLINT" => v as i16 as i128,
+        "INT" => v as i32 as i128,
         _ => v as i64 as i128,
     }
 }
@@ -102,8 +102,8 @@ fn wrap(v: i128, ty: &SqlType) -> i128 {
 /// `a - b` in the sum's arithmetic (DECIMAL: NULL past 38 digits).
 fn sub(a: &V, b: &V, ty: &SqlType) -> Option<V> {
     match (a, b) {
-        (V::I(x), V::I(y)) => match ty {
-            SqlType::Decimal { .. } => x.checked_sub(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
+        (V::I(x), V::I(y)) => match ty.family() {
+            "DECIMAL" => x.checked_sub(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
             _ => Some(V::I(wrap(x - y, ty))),
         },
         (V::F32(x), V::F32(y)) => Some(V::F32(x - y)),
@@ -124,8 +124,8 @@ fn zero_minus(v: &V, ty: &SqlType) -> Option<V> {
 
 fn add(a: &V, b: &V, ty: &SqlType) -> Option<V> {
     match (a, b) {
-        (V::I(x), V::I(y)) => match ty {
-            SqlType::Decimal { .. } => x.checked_add(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
+        (V::I(x), V::I(y)) => match ty.family() {
+            "DECIMAL" => x.checked_add(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
             _ => Some(V::I(wrap(x + y, ty))),
         },
         (V::F32(x), V::F32(y)) => Some(V::F32(x + y)),
@@ -144,9 +144,9 @@ pub struct Model {
 
 impl Model {
     pub fn empty(&self) -> Ref {
-        let zero = match self.ty {
-            Some(SqlType::Float) if self.function == "SUM0" => Some(V::F32(0.0)),
-            Some(SqlType::Float | SqlType::Double) => Some(V::F64(0.0)),
+        let zero = match self.ty.map(|t| t.family()) {
+            Some("FLOAT") if self.function == "SUM0" => Some(V::F32(0.0)),
+            Some("FLOAT" | "DOUBLE") => Some(V::F64(0.0)),
             _ => Some(V::I(0)),
         };
         match self.function {
@@ -168,7 +168,7 @@ impl Model {
         match (sum, value, self.ty) {
             (V::F64(s), V::F32(v), _) => Some(V::F64(s + f64::from(*v))),
             (V::F64(s), V::F64(v), _) => Some(V::F64(s + v)),
-            (V::I(s), V::I(v), Some(SqlType::Decimal { .. })) => {
+            (V::I(s), V::I(v), Some(ty)) if ty.family() == "DECIMAL" => {
                 s.checked_add(*v).filter(|t| t.abs() <= MAX_38).map(V::I)
             }
             (V::I(s), V::I(v), _) => Some(V::I((s + v) as i64 as i128)),
@@ -181,7 +181,7 @@ impl Model {
         match (sum, value, self.ty) {
             (V::F64(s), V::F32(v), _) => Some(V::F64(s - f64::from(*v))),
             (V::F64(s), V::F64(v), _) => Some(V::F64(s - v)),
-            (V::I(s), V::I(v), Some(SqlType::Decimal { .. })) => {
+            (V::I(s), V::I(v), Some(ty)) if ty.family() == "DECIMAL" => {
                 s.checked_sub(*v).filter(|t| t.abs() <= MAX_38).map(V::I)
             }
             (V::I(s), V::I(v), _) => Some(V::I((s - v) as i64 as i128)),
@@ -349,7 +349,7 @@ impl Model {
                 state.value = match (&state.value, &partial.value) {
                     (Some(V::F64(a)), Some(V::F64(b))) => Some(V::F64(a + b)),
                     (Some(V::I(a)), Some(V::I(b))) => match ty {
-                        Some(SqlType::Decimal { .. }) => {
+                        Some(ty) if ty.family() == "DECIMAL" => {
                             a.checked_add(*b).filter(|t| t.abs() <= MAX_38).map(V::I)
                         }
                         _ => Some(V::I((a + b) as i64 as i128)),
@@ -373,9 +373,12 @@ impl Model {
                 }
                 let n = state.count;
                 match (state.value.as_ref()?, self.ty.unwrap()) {
-                    (V::F64(s), SqlType::Float) => Some(V::F32((s / n as f64) as f32)),
+                    (V::F64(s), ty) if ty.family() == "FLOAT" => {
+                        Some(V::F32((s / n as f64) as f32))
+                    }
                     (V::F64(s), _) => Some(V::F64(s / n as f64)),
-                    (V::I(s), SqlType::Decimal { scale, .. }) => {
+                    (V::I(s), ty) if ty.family() == "DECIMAL" => {
+                        let scale = ty.scale().unwrap();
                         avg_38(*s, n, scale, scale.max(6)).map(V::I)
                     }
                     // Java's long division: Long.MIN_VALUE / -1 wraps.
