@@ -17,6 +17,7 @@ use arrow_select::take::take;
 use super::bundle::NONE;
 use super::changelog::{self, pairs, Change, Rules, BEFORE};
 use super::input::Input;
+use super::retract::emptied;
 use super::GroupAggOperator;
 use crate::accumulator::BatchUpdate;
 use crate::error::Result;
@@ -127,15 +128,7 @@ impl GroupAggOperator {
         )?;
         // Record count zero: the state is cleared (after -D of the previous
         // result).
-        let emptied: Vec<u32> = match &counts {
-            Some(counts) => groups
-                .iter()
-                .zip(counts)
-                .filter(|(_, &c)| c == 0)
-                .map(|(&g, _)| g)
-                .collect(),
-            None => Vec::new(),
-        };
+        let emptied = emptied(&groups, counts.as_deref());
         self.clear_groups(&emptied);
         self.touch_live(&groups);
         let keys = self.table.keys(&groups)?;

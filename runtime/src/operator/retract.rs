@@ -24,6 +24,19 @@ pub(super) fn retracting_rows<'a>(input: &Input<'a>) -> Option<&'a [i8]> {
         .filter(|kinds| kinds.iter().any(|&k| is_retract(k)))
 }
 
+/// The listed groups whose record count (`counts`, by position) is zero.
+pub(super) fn emptied(groups: &[u32], counts: Option<&[i64]>) -> Vec<u32> {
+    match counts {
+        Some(counts) => groups
+            .iter()
+            .zip(counts)
+            .filter(|(_, &c)| c == 0)
+            .map(|(&g, _)| g)
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
 impl GroupAggOperator {
     /// The record count of each listed group, when the plan counts records.
     pub(super) fn record_counts(&self, groups: &[u32]) -> Result<Option<Vec<i64>>> {

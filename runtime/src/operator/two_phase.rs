@@ -10,6 +10,7 @@ use arrow_array::{Int8Array, RecordBatch};
 
 use super::changelog::{self, pairs, Change, Rules, BEFORE};
 use super::input::Input;
+use super::retract::emptied;
 use super::GroupAggOperator;
 use crate::error::Result;
 use crate::types::RowKind;
@@ -114,15 +115,7 @@ impl GroupAggOperator {
         )?;
         // Record count zero: the state is cleared (after -D of the previous
         // result).
-        let emptied: Vec<u32> = match &counts {
-            Some(counts) => groups
-                .iter()
-                .zip(counts)
-                .filter(|(_, &c)| c == 0)
-                .map(|(&g, _)| g)
-                .collect(),
-            None => Vec::new(),
-        };
+        let emptied = emptied(&groups, counts.as_deref());
         for &g in &groups {
             self.live.set(g as usize);
         }
