@@ -1,7 +1,69 @@
 //! Snapshot and restore of the operator's state, one payload per Flink
 //! key group, in the snapshot format.
 
-use super::*;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Field, Schema, SchemaRef};
+
+use super::GroupAggOperator;
+use crate::accumulator::GroupAccumulator;
+use crate::error::{AggError, Result};
+use crate::flink_key::key_group_for_hash;
+use crate::plan::{AggCall, AggPlan};
+use crate::snapshot::{decode_key_group, encode_key_group, ColumnRole, SnapshotMeta};
+use crate::types::Phase;
+
+/// What identifies the state layout of a plan: key types, and each
+/// call's specialization and argument types. Budget, TTL, emission mode
+/// and parallelism may change across a restore; this may not.
+fn state_fingerprint(plan: &AggPlan, calls: &[AggCall], specializations: &[String]) -> String {
+    let keys: Vec<String> = plan.key_types.iter().map(|t| t.to_string()).collect();
+    let calls: Vec<String> = calls
+        .iter()
+        .zip(specializations)
+        .map(|(c, s)| {
+            let args: Vec<String> = c.arg_types.iter().map(|t| t.to_string()).collect();
+            format!("{s}({})", args.join(", "))
+        })
+        .collect();
+    format!("keys[{}] calls[{}]", keys.join(", "), calls.join("; "))
+}
+
+/// The state layout of an operator running `calls` with `accs` (the
+/// plan's `visible` calls, then any inserted record counter): the schema of its snapshot batches
+/// (`key_fields`, then each accumulator's state columns) and the metadata a
+/// restore checks.
+pub(super) fn state_layout(
+    plan: &AggPlan,
+    calls: &[AggCall],
+    accs: &[Box<dyn GroupAccumulator>],
+    visible: usize,
+    specializations: &[String],
+    key_fields: &[Field],
+) -> (SchemaRef, SnapshotMeta) {
+    let mut fields = key_fields.to_vec();
+    let mut roles = vec![ColumnRole::Key; key_fields.len()];
+    for (c, acc) in accs.iter().enumerate() {
+        let types = acc.state_types();
+        roles.extend(std::iter::repeat_n(
+            ColumnRole::State { call: c as u16 },
+            types.len(),
+        ));
+        for (j, t) in types.into_iter().enumerate() {
+            fields.push(Field::new(format!("state{c}_{j}"), t, true));
+        }
+    }
+    // The inserted record counter is part of the state layout.
+    let mut layout = specializations.to_vec();
+    layout.extend(accs[visible..].iter().map(|a| a.name().to_string()));
+    let meta = SnapshotMeta {
+        plan_fingerprint: state_fingerprint(plan, calls, &layout),
+        max_parallelism: plan.max_parallelism,
+        roles,
+    };
+    (Arc::new(Schema::new(fields)), meta)
+}
 
 impl GroupAggOperator {
     /// The state of every group with state, one payload per key group

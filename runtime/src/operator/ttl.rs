@@ -95,6 +95,23 @@ impl GroupAggOperator {
         }
     }
 
+    /// Records a state write for those of `groups` that hold state.
+    pub(super) fn touch_live(&mut self, groups: &[u32]) {
+        let kept: Vec<u32> = groups
+            .iter()
+            .copied()
+            .filter(|&g| self.live[g as usize])
+            .collect();
+        self.touch(&kept);
+    }
+
+    /// Clears the current batch's groups whose state expired.
+    pub(super) fn expire_batch_groups(&mut self) {
+        let ids = std::mem::take(&mut self.ids);
+        self.expire(&ids);
+        self.ids = ids;
+    }
+
     /// Clears every expired group, and rebuilds the state without the
     /// groups that hold none once they outnumber the live ones. Returns the
     /// number of groups cleared. Does nothing while a bundle is open.
