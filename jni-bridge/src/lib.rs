@@ -50,6 +50,28 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_admit<'
     })
 }
 
+/// `static native String arrowLayout(String sqlType)`: the `types.toml`
+/// Arrow layout spelling of a SQL type as Flink spells it (e.g.
+/// `Timestamp(Millisecond)`), or null when no type row covers it.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_arrowLayout<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    sql_type: JString<'l>,
+) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let text = read_string(env, &sql_type, "the SQL type")?;
+        let layout = text
+            .parse::<aggforge_runtime::types::SqlType>()
+            .ok()
+            .and_then(|ty| ty.layout());
+        match layout {
+            Some(layout) => Ok(env.new_string(layout.spelling())?.into_raw()),
+            None => Ok(std::ptr::null_mut()),
+        }
+    })
+}
+
 /// `static native long minimumBudget(String planJson, int batchRows)`.
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_minimumBudget<'l>(

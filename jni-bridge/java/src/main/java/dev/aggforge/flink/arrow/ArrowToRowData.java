@@ -27,9 +27,9 @@ import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
-import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 import org.apache.flink.types.RowKind;
 
 /**
@@ -158,57 +158,57 @@ public final class ArrowToRowData {
     // ------------------------------------------------------------------------------------------
 
     private static ColumnReader readerFor(LogicalType type, int pos) {
-        switch (type.getTypeRoot()) {
-            case TINYINT:
+        switch (ArrowTypes.requireLayout(type)) {
+            case INT8:
                 return new ColumnReader(pos) {
                     @Override
                     void value(int index, BinaryRowWriter out) {
                         out.writeByte(pos, ((TinyIntVector) vector).get(index));
                     }
                 };
-            case SMALLINT:
+            case INT16:
                 return new ColumnReader(pos) {
                     @Override
                     void value(int index, BinaryRowWriter out) {
                         out.writeShort(pos, ((SmallIntVector) vector).get(index));
                     }
                 };
-            case INTEGER:
+            case INT32:
                 return new ColumnReader(pos) {
                     @Override
                     void value(int index, BinaryRowWriter out) {
                         out.writeInt(pos, ((IntVector) vector).get(index));
                     }
                 };
-            case DATE:
+            case DATE32:
                 return new ColumnReader(pos) {
                     @Override
                     void value(int index, BinaryRowWriter out) {
                         out.writeInt(pos, ((DateDayVector) vector).get(index));
                     }
                 };
-            case TIME_WITHOUT_TIME_ZONE:
+            case TIME32_MILLISECOND:
                 return new ColumnReader(pos) {
                     @Override
                     void value(int index, BinaryRowWriter out) {
                         out.writeInt(pos, ((TimeMilliVector) vector).get(index));
                     }
                 };
-            case BIGINT:
+            case INT64:
                 return new ColumnReader(pos) {
                     @Override
                     void value(int index, BinaryRowWriter out) {
                         out.writeLong(pos, ((BigIntVector) vector).get(index));
                     }
                 };
-            case FLOAT:
+            case FLOAT32:
                 return new ColumnReader(pos) {
                     @Override
                     void value(int index, BinaryRowWriter out) {
                         out.writeFloat(pos, ((Float4Vector) vector).get(index));
                     }
                 };
-            case DOUBLE:
+            case FLOAT64:
                 return new ColumnReader(pos) {
                     @Override
                     void value(int index, BinaryRowWriter out) {
@@ -222,24 +222,21 @@ public final class ArrowToRowData {
                         out.writeBoolean(pos, ((BitVector) vector).get(index) != 0);
                     }
                 };
-            case DECIMAL:
-                return new DecimalReader(pos, (DecimalType) type);
-            case TIMESTAMP_WITHOUT_TIME_ZONE:
-            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-                int precision = ArrowTypes.timestampPrecision(type);
-                if (precision <= 3) {
-                    // Compact timestamps are the epoch millis in the slot, as written by
-                    // BinaryRowWriter.writeTimestamp.
-                    return new ColumnReader(pos) {
-                        @Override
-                        void value(int index, BinaryRowWriter out) {
-                            out.writeLong(pos, ((TimeStampMilliVector) vector).get(index));
-                        }
-                    };
-                }
-                return new TimestampStructReader(pos, precision);
-            case CHAR:
-            case VARCHAR:
+            case DECIMAL128:
+                return new DecimalReader(
+                        pos, ArrowTypes.precision(type), LogicalTypeChecks.getScale(type));
+            case TIMESTAMP_MILLISECOND:
+                // Compact timestamps (precision <= 3, the only ones this layout holds) are the
+                // epoch millis in the slot, as written by BinaryRowWriter.writeTimestamp.
+                return new ColumnReader(pos) {
+                    @Override
+                    void value(int index, BinaryRowWriter out) {
+                        out.writeLong(pos, ((TimeStampMilliVector) vector).get(index));
+                    }
+                };
+            case STRUCT_TIMESTAMP:
+                return new TimestampStructReader(pos, ArrowTypes.precision(type));
+            case UTF8:
                 return new StringReader(pos);
             default:
                 throw new ArrowTypes.UnsupportedTypeException(type);
@@ -279,10 +276,10 @@ public final class ArrowToRowData {
         private final int scale;
         private final boolean compact;
 
-        DecimalReader(int pos, DecimalType type) {
+        DecimalReader(int pos, int precision, int scale) {
             super(pos);
-            this.precision = type.getPrecision();
-            this.scale = type.getScale();
+            this.precision = precision;
+            this.scale = scale;
             this.compact = DecimalData.isCompact(precision);
         }
 

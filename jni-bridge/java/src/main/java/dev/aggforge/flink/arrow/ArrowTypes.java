@@ -2,6 +2,9 @@ package dev.aggforge.flink.arrow;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
@@ -9,27 +12,30 @@ import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
-import org.apache.flink.table.types.logical.DecimalType;
-import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
-import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
+
+import dev.aggforge.flink.nativelib.NativeAggregate;
 
 /**
- * The Arrow layout aggforge uses for each Flink SQL type (the same mapping as the Rust runtime's
- * {@code plan::arrow_type}).
+ * The Arrow layout of each Flink SQL type, as {@code specs/types.toml} gives it: the runtime
+ * answers which type row (hence which {@link Layout}) covers a type ({@link
+ * NativeAggregate#arrowLayout}), so a type row added to the specs on an existing layout needs
+ * no Java change. Each {@link Layout} is one Arrow field shape here and one reader and writer in
+ * {@link RowDataToArrow} and {@link ArrowToRowData}, reading Flink's internal value class the
+ * layout carries (types.toml's {@code internal}):
  *
  * <ul>
- *   <li>TINYINT, SMALLINT, INT, BIGINT: Int8, Int16, Int32, Int64
- *   <li>FLOAT, DOUBLE: Float32, Float64
- *   <li>DECIMAL(p, s): Decimal128(p, s)
- *   <li>DATE: Date32 (days); TIME(p): Time32 milliseconds
- *   <li>TIMESTAMP(p &lt;= 3) and TIMESTAMP_LTZ(p &lt;= 3): Timestamp(ms, no zone)
- *   <li>TIMESTAMP(4..9) and TIMESTAMP_LTZ(4..9): Struct {millisecond Int64, nano_of_millisecond
- *       Int32}, both children non-nullable (Flink's TimestampData split, no overflow at nanos)
- *   <li>BOOLEAN: Bool; CHAR(n), VARCHAR(n): Utf8
+ *   <li>Int8, Int16, Int32, Int64: byte, short, int, long (Int32 also DATE's and TIME's int)
+ *   <li>Float32, Float64; Decimal128(p, s); Date32 (days); Time32 milliseconds
+ *   <li>Timestamp(ms, no zone): a TimestampData's epoch millis (precision &lt;= 3)
+ *   <li>Struct {millisecond Int64, nano_of_millisecond Int32}, both children non-nullable: a
+ *       TimestampData split (no overflow at nanos)
+ *   <li>Bool; Utf8 (CHAR, VARCHAR)
  * </ul>
  *
- * <p>Every other type is not supported and {@link #fieldFor} throws {@link
+ * <p>A type no row covers is not supported and {@link #fieldFor} throws {@link
  * UnsupportedTypeException}.
  */
 public final class ArrowTypes {
@@ -37,13 +43,95 @@ public final class ArrowTypes {
     /** Name of the Int8 row-kind column (0 +I, 1 -U, 2 +U, 3 -D, Flink's RowKind byte values). */
     public static final String ROW_KIND = "$row_kind";
 
-    /** Name of the epoch-milliseconds child of a TIMESTAMP(4..9) struct. */
+    /** Name of the epoch-milliseconds child of a Struct(Timestamp) column. */
     public static final String TS_MILLIS = "millisecond";
 
-    /** Name of the nanosecond-of-millisecond child of a TIMESTAMP(4..9) struct. */
+    /** Name of the nanosecond-of-millisecond child of a Struct(Timestamp) column. */
     public static final String TS_NANOS = "nano_of_millisecond";
 
     private ArrowTypes() {}
+
+    /** The Arrow layouts of {@code specs/types.toml}'s {@code arrow} field. */
+    public enum Layout {
+        INT8("Int8"),
+        INT16("Int16"),
+        INT32("Int32"),
+        INT64("Int64"),
+        FLOAT32("Float32"),
+        FLOAT64("Float64"),
+        DECIMAL128("Decimal128"),
+        DATE32("Date32"),
+        TIME32_MILLISECOND("Time32(Millisecond)"),
+        TIMESTAMP_MILLISECOND("Timestamp(Millisecond)"),
+        STRUCT_TIMESTAMP("Struct(Timestamp)"),
+        BOOLEAN("Boolean"),
+        UTF8("Utf8");
+
+        private final String spelling;
+
+        Layout(String spelling) {
+            this.spelling = spelling;
+        }
+
+        /** The types.toml spelling, e.g. {@code Time32(Millisecond)}. */
+        public String spelling() {
+            return spelling;
+        }
+
+        static Layout ofSpelling(String spelling) {
+            for (Layout layout : values()) {
+                if (layout.spelling.equals(spelling)) {
+                    return layout;
+                }
+            }
+            throw new IllegalStateException(
+                    "the native runtime names Arrow layout "
+                            + spelling
+                            + ", which this jar's Java side does not know; the jar and its native"
+                            + " library come from different builds");
+        }
+    }
+
+    /** Layouts by SQL type text, as the runtime answered (absent: no type row covers it). */
+    private static final Map<String, Optional<Layout>> LAYOUTS = new ConcurrentHashMap<>();
+
+    /**
+     * Flink's serializable spelling of {@code type} without nullability, e.g. {@code
+     * DECIMAL(38, 2)} or {@code TIMESTAMP(3) WITH LOCAL TIME ZONE}; for types that are or hold RAW
+     * or STRUCTURED types (accumulators with data views) the summary string, as their
+     * serializable form embeds a serialized snapshot.
+     */
+    public static String sqlText(LogicalType type) {
+        LogicalType nullable = type.copy(true);
+        if (LogicalTypeChecks.hasNested(nullable, ArrowTypes::isOpaque) || isOpaque(nullable)) {
+            return nullable.asSummaryString();
+        }
+        try {
+            return nullable.asSerializableString();
+        } catch (RuntimeException e) {
+            return nullable.asSummaryString();
+        }
+    }
+
+    private static boolean isOpaque(LogicalType type) {
+        return type.is(LogicalTypeRoot.RAW) || type.is(LogicalTypeRoot.STRUCTURED_TYPE);
+    }
+
+    /** The layout of {@code type}'s type row, if {@code specs/types.toml} has one covering it. */
+    public static Optional<Layout> layoutOf(LogicalType type) {
+        return LAYOUTS.computeIfAbsent(
+                sqlText(type),
+                text -> Optional.ofNullable(NativeAggregate.arrowLayout(text)).map(Layout::ofSpelling));
+    }
+
+    /**
+     * The layout of {@code type}.
+     *
+     * @throws UnsupportedTypeException if no type row covers it
+     */
+    public static Layout requireLayout(LogicalType type) {
+        return layoutOf(type).orElseThrow(() -> new UnsupportedTypeException(type));
+    }
 
     /** Thrown for a Flink type that has no aggforge Arrow layout. */
     public static final class UnsupportedTypeException extends IllegalArgumentException {
@@ -55,68 +143,43 @@ public final class ArrowTypes {
         }
     }
 
-    /** Whether {@code type} has an aggforge Arrow layout. */
+    /** Whether {@code type} has an aggforge Arrow layout (a type row covers it). */
     public static boolean isSupported(LogicalType type) {
-        switch (type.getTypeRoot()) {
-            case TINYINT:
-            case SMALLINT:
-            case INTEGER:
-            case BIGINT:
-            case FLOAT:
-            case DOUBLE:
-            case DECIMAL:
-            case DATE:
-            case TIME_WITHOUT_TIME_ZONE:
-            case TIMESTAMP_WITHOUT_TIME_ZONE:
-            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-            case BOOLEAN:
-            case CHAR:
-            case VARCHAR:
-                return true;
-            default:
-                return false;
-        }
+        return layoutOf(type).isPresent();
     }
 
-    /** The fractional-second precision of a TIMESTAMP or TIMESTAMP_LTZ type. */
-    public static int timestampPrecision(LogicalType type) {
-        if (type instanceof TimestampType) {
-            return ((TimestampType) type).getPrecision();
-        }
-        if (type instanceof LocalZonedTimestampType) {
-            return ((LocalZonedTimestampType) type).getPrecision();
-        }
-        throw new IllegalArgumentException("not a timestamp type: " + type);
+    /** The precision of a type with one (DECIMAL, TIME, TIMESTAMP, TIMESTAMP_LTZ, ...). */
+    public static int precision(LogicalType type) {
+        return LogicalTypeChecks.getPrecision(type);
     }
 
     /** The Arrow field (nullable, as Flink's RowData can hold NULL anywhere) for {@code type}. */
     public static Field fieldFor(String name, LogicalType type) {
-        switch (type.getTypeRoot()) {
-            case TINYINT:
+        switch (requireLayout(type)) {
+            case INT8:
                 return leaf(name, new ArrowType.Int(8, true));
-            case SMALLINT:
+            case INT16:
                 return leaf(name, new ArrowType.Int(16, true));
-            case INTEGER:
+            case INT32:
                 return leaf(name, new ArrowType.Int(32, true));
-            case BIGINT:
+            case INT64:
                 return leaf(name, new ArrowType.Int(64, true));
-            case FLOAT:
+            case FLOAT32:
                 return leaf(name, new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE));
-            case DOUBLE:
+            case FLOAT64:
                 return leaf(name, new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE));
-            case DECIMAL:
-                DecimalType decimal = (DecimalType) type;
+            case DECIMAL128:
                 return leaf(
-                        name, new ArrowType.Decimal(decimal.getPrecision(), decimal.getScale(), 128));
-            case DATE:
+                        name,
+                        new ArrowType.Decimal(
+                                precision(type), LogicalTypeChecks.getScale(type), 128));
+            case DATE32:
                 return leaf(name, new ArrowType.Date(DateUnit.DAY));
-            case TIME_WITHOUT_TIME_ZONE:
+            case TIME32_MILLISECOND:
                 return leaf(name, new ArrowType.Time(TimeUnit.MILLISECOND, 32));
-            case TIMESTAMP_WITHOUT_TIME_ZONE:
-            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-                if (timestampPrecision(type) <= 3) {
-                    return leaf(name, new ArrowType.Timestamp(TimeUnit.MILLISECOND, null));
-                }
+            case TIMESTAMP_MILLISECOND:
+                return leaf(name, new ArrowType.Timestamp(TimeUnit.MILLISECOND, null));
+            case STRUCT_TIMESTAMP:
                 List<Field> children = new ArrayList<>(2);
                 children.add(
                         new Field(
@@ -129,8 +192,7 @@ public final class ArrowTypes {
                 return new Field(name, FieldType.nullable(ArrowType.Struct.INSTANCE), children);
             case BOOLEAN:
                 return leaf(name, ArrowType.Bool.INSTANCE);
-            case CHAR:
-            case VARCHAR:
+            case UTF8:
                 return leaf(name, ArrowType.Utf8.INSTANCE);
             default:
                 throw new UnsupportedTypeException(type);

@@ -10,14 +10,12 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
-import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.SmallIntVector;
-import org.apache.arrow.vector.TimeMilliVector;
 import org.apache.arrow.vector.TimeStampMilliVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -33,9 +31,9 @@ import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
-import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 
 /**
  * Appends Flink {@link RowData} rows, column by column, into reusable Arrow vectors: the input
@@ -194,38 +192,36 @@ public final class RowDataToArrow implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     private static ColumnWriter writerFor(LogicalType type, int pos, FieldVector vector) {
-        switch (type.getTypeRoot()) {
-            case TINYINT:
+        switch (ArrowTypes.requireLayout(type)) {
+            case INT8:
                 return new TinyIntWriter(pos, (TinyIntVector) vector);
-            case SMALLINT:
+            case INT16:
                 return new SmallIntWriter(pos, (SmallIntVector) vector);
-            case INTEGER:
-                return new Int32Writer(pos, (IntVector) vector);
-            case DATE:
-                return new Int32Writer(pos, (DateDayVector) vector);
-            case TIME_WITHOUT_TIME_ZONE:
-                return new Int32Writer(pos, (TimeMilliVector) vector);
-            case BIGINT:
+            case INT32:
+            case DATE32:
+            case TIME32_MILLISECOND:
+                return new Int32Writer(pos, (BaseFixedWidthVector) vector);
+            case INT64:
                 return new BigIntWriter(pos, (BigIntVector) vector);
-            case FLOAT:
+            case FLOAT32:
                 return new FloatWriter(pos, (Float4Vector) vector);
-            case DOUBLE:
+            case FLOAT64:
                 return new DoubleWriter(pos, (Float8Vector) vector);
             case BOOLEAN:
                 return new BooleanWriter(pos, (BitVector) vector);
-            case DECIMAL:
-                DecimalType decimal = (DecimalType) type;
+            case DECIMAL128:
                 return new DecimalWriter(
-                        pos, decimal.getPrecision(), decimal.getScale(), (DecimalVector) vector);
-            case TIMESTAMP_WITHOUT_TIME_ZONE:
-            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-                int precision = ArrowTypes.timestampPrecision(type);
-                if (precision <= 3) {
-                    return new TimestampMilliWriter(pos, precision, (TimeStampMilliVector) vector);
-                }
-                return new TimestampStructWriter(pos, precision, (StructVector) vector);
-            case CHAR:
-            case VARCHAR:
+                        pos,
+                        ArrowTypes.precision(type),
+                        LogicalTypeChecks.getScale(type),
+                        (DecimalVector) vector);
+            case TIMESTAMP_MILLISECOND:
+                return new TimestampMilliWriter(
+                        pos, ArrowTypes.precision(type), (TimeStampMilliVector) vector);
+            case STRUCT_TIMESTAMP:
+                return new TimestampStructWriter(
+                        pos, ArrowTypes.precision(type), (StructVector) vector);
+            case UTF8:
                 return new StringWriter(pos, (VarCharVector) vector);
             default:
                 throw new ArrowTypes.UnsupportedTypeException(type);

@@ -34,6 +34,14 @@ public final class NativeAggregate {
      */
     public static native String admit(String planJson);
 
+    /**
+     * The Arrow layout {@code specs/types.toml} gives a SQL type as Flink spells it ({@code
+     * LogicalType.asSerializableString()}, e.g. {@code TIMESTAMP(3) WITH LOCAL TIME ZONE}): the
+     * layout's spelling such as {@code Timestamp(Millisecond)}, or null when no type row covers
+     * the type.
+     */
+    public static native String arrowLayout(String sqlType);
+
     /** Creates an operator with empty state for an admitted plan; returns its handle. */
     public static native long create(String planJson);
 

@@ -14,9 +14,7 @@ import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.LogicalType;
-import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.RowType;
-import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 
 import dev.aggforge.flink.arrow.ArrowTypes;
 import dev.aggforge.flink.plan.AggregateDescriptor;
@@ -295,25 +293,9 @@ public final class AggregateDescriber {
         return types;
     }
 
-    /**
-     * Flink's serializable type string without nullability, e.g. {@code DECIMAL(38, 2)}; for
-     * types that are or hold RAW or STRUCTURED types (accumulators with data views) the summary
-     * string, as their serializable form embeds a serialized snapshot.
-     */
+    /** The SQL type text the runtime parses: {@link ArrowTypes#sqlText}. */
     static String typeText(LogicalType type) {
-        LogicalType nullable = type.copy(true);
-        if (LogicalTypeChecks.hasNested(nullable, AggregateDescriber::isOpaque) || isOpaque(nullable)) {
-            return nullable.asSummaryString();
-        }
-        try {
-            return nullable.asSerializableString();
-        } catch (RuntimeException e) {
-            return nullable.asSummaryString();
-        }
-    }
-
-    private static boolean isOpaque(LogicalType type) {
-        return type.is(LogicalTypeRoot.RAW) || type.is(LogicalTypeRoot.STRUCTURED_TYPE);
+        return ArrowTypes.sqlText(type);
     }
 
     /** Adds a reason for each partial column (after the keys) that has no Arrow layout. */
