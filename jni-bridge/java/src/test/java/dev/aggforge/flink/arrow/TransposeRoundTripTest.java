@@ -41,6 +41,7 @@ import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.DoubleType;
 import org.apache.flink.table.types.logical.FloatType;
 import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.SmallIntType;
@@ -74,7 +75,7 @@ class TransposeRoundTripTest {
                         new TimestampType(3),
                         new TimestampType(6),
                         new TimestampType(9),
-                        new TimestampType(3),
+                        new LocalZonedTimestampType(3),
                         new BooleanType(),
                         new CharType(5),
                         new VarCharType(100),
@@ -82,7 +83,7 @@ class TransposeRoundTripTest {
                     },
                     new String[] {
                         "i8", "i16", "i32", "i64", "f32", "f64", "d10_2", "d18_4", "d38_10",
-                        "d38_0", "date", "time", "ts3", "ts6", "ts9", "ts3b", "bool", "chr",
+                        "d38_0", "date", "time", "ts3", "ts6", "ts9", "ltz3", "bool", "chr",
                         "vc", "str"
                     });
 

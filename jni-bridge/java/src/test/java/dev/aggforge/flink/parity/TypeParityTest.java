@@ -12,6 +12,7 @@ import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.DoubleType;
 import org.apache.flink.table.types.logical.FloatType;
 import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.SmallIntType;
 import org.apache.flink.table.types.logical.TimeType;
@@ -46,6 +47,8 @@ class TypeParityTest {
         new TimeType(3),
         new TimestampType(3),
         new TimestampType(9),
+        new LocalZonedTimestampType(3),
+        new LocalZonedTimestampType(9),
         new BooleanType(),
         new CharType(5),
         new VarCharType(VarCharType.MAX_LENGTH),
@@ -55,6 +58,7 @@ class TypeParityTest {
         return !(type instanceof DateType
                 || type instanceof TimeType
                 || type instanceof TimestampType
+                || type instanceof LocalZonedTimestampType
                 || type instanceof BooleanType
                 || type instanceof CharType
                 || type instanceof VarCharType);
