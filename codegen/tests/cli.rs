@@ -34,7 +34,7 @@ fn check_ok() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout).trim(),
-        "ok: 15 type rows, 24 entries, 140 specializations"
+        "ok: 15 type rows, 8 state templates, 12 entries, 140 specializations"
     );
 }
 
@@ -58,12 +58,13 @@ fn check_fails_on_bad_specs() {
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 3, "{stderr}");
     assert!(
-        lines[0].ends_with("bad_specs/extreme.toml:9: unknown type row `DUBLE`; did you mean `DOUBLE`? (known: INT, DOUBLE)"),
+        lines[0].ends_with("bad_specs/extreme.toml:8: unknown type row `DUBLE`; did you mean `DOUBLE`? (known: INT, DOUBLE)"),
         "{stderr}"
     );
     assert!(
-        lines[1]
-            .contains("bad_specs/extreme.toml:22: overflow = \"wrap\" does not fit type DOUBLE"),
+        lines[1].contains("bad_specs/extreme.toml:16: entries no longer write `params`")
+            && lines[1].contains("state template `sum` declares it (")
+            && lines[1].ends_with("remove `params` from the entry"),
         "{stderr}"
     );
     assert_eq!(lines[2], "2 errors in the specs");
@@ -97,7 +98,7 @@ fn list_with_filters() {
         lines[1].starts_with("MIN       INT   local  insert_only  no        specialized      "),
         "{stdout}"
     );
-    assert!(lines[1].ends_with("extreme.toml:21"), "{stdout}");
+    assert!(lines[1].ends_with("extreme.toml:24"), "{stdout}");
     assert!(
         lines[2].contains("yes       not specialized  no entry"),
         "{stdout}"
@@ -179,7 +180,7 @@ fn unknown_filter_names_are_usage_errors() {
 fn list_on_bad_specs_reports_spec_errors() {
     let out = aggforge(&["list", "--specs", &bad_dir()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("extreme.toml:9:"));
+    assert!(text(&out.stderr).contains("extreme.toml:8:"));
 }
 
 #[test]
@@ -221,4 +222,22 @@ fn expand_prints_generated_code() {
     let out = aggforge(&["--specs", &specs_dir(), "expand", "MIN", "INTT", "single"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("unknown type row 'INTT'"));
+}
+
+#[test]
+fn templates_directory_is_an_option() {
+    let templates = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../runtime/src/templates")
+        .to_string_lossy()
+        .into_owned();
+    let out = aggforge(&["check", "--specs", &specs_dir(), "--templates", &templates]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let out = aggforge(&["check", "--templates", "/nonexistent/templates"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("/nonexistent/templates:1: cannot read the templates directory"),
+        "{stderr}"
+    );
 }

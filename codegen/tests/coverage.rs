@@ -5,13 +5,17 @@ mod common;
 use std::path::PathBuf;
 
 use aggforge_codegen::coverage::{coverage, render_table, Filter, Status};
+use aggforge_codegen::load_dir;
 use aggforge_codegen::model::{Function, InputMode, Phase};
-use aggforge_codegen::{load_dir, load_str};
 use common::*;
 
 #[test]
 fn real_matrix() {
-    let specs = load_dir(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")).unwrap();
+    let specs = load_dir(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs"),
+        &templates_dir(),
+    )
+    .unwrap();
     let rows = coverage(&specs);
     assert_eq!(rows.len(), (6 * 15 + 1) * 3 * 2 * 2);
     // 70 insert-only specializations in 3 phases, 40 retracting ones in 3
@@ -62,8 +66,8 @@ fn real_matrix() {
 
 #[test]
 fn phase_not_listed_names_the_entry() {
-    let text = with_line(EXTREME, 6, "phases = [\"single\"]");
-    let specs = load_str(&[("specs/types.toml", TYPES), ("specs/extreme.toml", &text)]).unwrap();
+    let text = with_line(EXTREME, 5, "phases = [\"single\"]");
+    let specs = load(&[("specs/types.toml", TYPES), ("specs/extreme.toml", &text)]).unwrap();
     let filter = Filter {
         function: Some(Function::Max),
         ty: Some("DOUBLE".into()),

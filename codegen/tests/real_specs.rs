@@ -10,12 +10,14 @@ fn specs_dir() -> PathBuf {
 
 #[test]
 fn real_specs_load() {
-    let specs = match aggforge_codegen::load_dir(&specs_dir()) {
+    let templates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../runtime/src/templates");
+    let specs = match aggforge_codegen::load_dir(&specs_dir(), &templates) {
         Ok(specs) => specs,
         Err(errors) => panic!("specs do not load:\n{errors}"),
     };
     assert_eq!(specs.types.len(), 15);
-    assert_eq!(specs.entries.len(), 24);
+    assert_eq!(specs.templates.len(), 8);
+    assert_eq!(specs.entries.len(), 12);
     let specializations = specs.specializations();
     assert_eq!(specializations.len(), 140);
     let count = |f: Function, input: InputMode| {
@@ -47,7 +49,7 @@ fn real_specs_load() {
         .iter()
         .find(|e| e.state == StateTemplate::RunningExtreme)
         .unwrap();
-    assert_eq!(extreme.location.line, 21);
+    assert_eq!(extreme.location.line, 24);
     assert_eq!(extreme.phases, Phase::ALL.to_vec());
     let decimal = specs.type_row("DECIMAL_18").unwrap();
     assert_eq!(decimal.precision, Some((1, 18)));

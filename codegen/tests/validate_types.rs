@@ -6,12 +6,12 @@ use common::*;
 
 #[test]
 fn base_rows_are_valid() {
-    let specs = aggforge_codegen::load_str(&[("specs/types.toml", TYPES)]).unwrap();
+    let specs = load(&[("specs/types.toml", TYPES)]).unwrap();
     assert_eq!(specs.types.len(), 6);
     assert_eq!(specs.types[4].name, "DECIMAL_38");
     assert_eq!(specs.types[4].location.line, 42);
-    assert!(aggforge_codegen::load_str(&[("specs/types.toml", INT_ROW)]).is_ok());
-    assert!(aggforge_codegen::load_str(&[("specs/types.toml", DECIMAL_ROW)]).is_ok());
+    assert!(load(&[("specs/types.toml", INT_ROW)]).is_ok());
+    assert!(load(&[("specs/types.toml", DECIMAL_ROW)]).is_ok());
 }
 
 #[test]

@@ -36,7 +36,8 @@ fn phase(p: SpecPhase) -> Phase {
 #[test]
 fn every_declared_specialization_is_admitted() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
-    let specs = aggforge_codegen::load_dir(&dir).expect("specs load");
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/templates");
+    let specs = aggforge_codegen::load_dir(&dir, &templates).expect("specs load");
     let declared = specs.specializations();
     assert_eq!(
         declared.len(),
