@@ -63,7 +63,7 @@ fn check_fails_on_bad_specs() {
     );
     assert!(
         lines[1].contains("bad_specs/extreme.toml:16: entries no longer write `params`")
-            && lines[1].contains("state template `sum` declares it (")
+            && lines[1].contains("(here `sum`, declared at ")
             && lines[1].ends_with("remove `params` from the entry"),
         "{stderr}"
     );

@@ -175,7 +175,7 @@ fn state_is_no_longer_written() {
         5,
         &[
             "entries no longer write `state`",
-            "state template `running_extreme` declares it (templates/running_extreme.rs:",
+            "the state template follows from `functions` and `input` (here `running_extreme`, declared at templates/running_extreme.rs:",
             "remove `state` from the entry",
         ],
     );
@@ -189,8 +189,7 @@ fn partial_is_no_longer_written() {
         7,
         &[
             "entries no longer write `partial`",
-            "the partial layout, per numeric class",
-            "state template `avg` declares it",
+            "the state template declares its partial layout per numeric class (here `avg`",
             "remove `partial`",
         ],
     );
@@ -213,7 +212,7 @@ fn result_and_params_are_no_longer_written() {
         8,
         &[
             "entries no longer write `params`",
-            "state template `sum` declares it",
+            "its template parameters per numeric class (here `sum`, declared at templates/sum.rs:",
         ],
     );
 }

@@ -116,7 +116,7 @@ fn check_decl(raw: &RawDecl, errors: &mut Vec<SpecError>) -> Option<CheckedDecl>
         &raw.functions_at,
         "function",
         &mut error,
-        |t| Function::parse(t),
+        Function::parse,
         Function::ALL.iter().map(|f| f.as_str()).collect(),
     );
     let inputs = parse_list(

@@ -233,23 +233,25 @@ pub(crate) fn check_entry(
         ("params", raw.params.as_ref().map(|s| s.span())),
     ] {
         let Some(span) = at else { continue };
-        let by = match template {
+        let which = match template {
             Some(c) => format!(
-                "state template `{}` declares it ({})",
+                "here `{}`, declared at {}",
                 c.decl.template.as_str(),
                 c.decl.location
             ),
-            None => "the state template declares it (runtime/src/templates/NAME.rs)".into(),
+            None => "declared in runtime/src/templates/NAME.rs".into(),
         };
-        let what = if field == "state" {
-            "the state template is chosen from the functions and the input mode, and ".to_string()
-        } else {
-            format!("the {}, per numeric class: ", describe(field))
+        let what = match field {
+            "state" => "the state template follows from `functions` and `input`".to_string(),
+            _ => format!(
+                "the state template declares its {} per numeric class",
+                describe(field)
+            ),
         };
         cx.error(
             &source.location(&span),
             format!(
-                "entries no longer write `{field}`: {what}{by}; remove `{field}` from the entry"
+                "entries no longer write `{field}`: {what} ({which}); remove `{field}` from the entry"
             ),
         );
     }
