@@ -1,24 +1,28 @@
 //! Reading spec files: directory listing, TOML syntax, the serde shapes of
 //! `[[family]]` and `[[type]]` tables and `[[entry]]` tables, and byte spans turned into lines.
-//! What the values mean is checked in [`crate::validate`].
+//! What the values mean is checked in [`crate::validate`], against the
+//! state template declarations read by [`crate::templates`].
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use serde::de::IntoDeserializer;
+use serde::de::{IgnoredAny, IntoDeserializer};
 use serde::Deserialize;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use crate::error::{SpecError, SpecErrors};
 use crate::model::{Location, SpecSet};
+use crate::templates::Templates;
 
 /// File name of the type table inside a spec directory.
 pub const TYPES_FILE: &str = "types.toml";
 
 /// Loads and validates a spec directory: `types.toml` plus every other
-/// `*.toml` file in it, family files in file-name order.
-pub fn load_dir(dir: &Path) -> Result<SpecSet, SpecErrors> {
+/// `*.toml` file in it, family files in file-name order, against the state
+/// template declarations of `templates` (the runtime's `src/templates`;
+/// see [`Templates::read_dir`]).
+pub fn load_dir(dir: &Path, templates: &Path) -> Result<SpecSet, SpecErrors> {
     let listing = std::fs::read_dir(dir).map_err(|e| {
         SpecErrors(vec![SpecError::new(
             Location {
@@ -65,14 +69,18 @@ pub fn load_dir(dir: &Path) -> Result<SpecSet, SpecErrors> {
     if !errors.is_empty() {
         return Err(SpecErrors(errors));
     }
-    load_str(&files)
+    load_str(&files, &Templates::read_dir(templates))
 }
 
 /// Loads and validates in-memory spec files given as (file name, text)
 /// pairs. The file whose name ends in `types.toml` is the type table; the
 /// others are family files, taken in file-name order. File names appear in
-/// error locations as given.
-pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecSet, SpecErrors> {
+/// error locations as given. Entries are checked against `templates`'
+/// declarations, whose errors are reported too.
+pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(
+    files: &[(P, T)],
+    templates: &Templates,
+) -> Result<SpecSet, SpecErrors> {
     let mut sorted: Vec<(PathBuf, &str)> = files
         .iter()
         .map(|(path, text)| (path.as_ref().to_path_buf(), text.as_ref()))
@@ -134,15 +142,22 @@ pub fn load_str<P: AsRef<Path>, T: AsRef<str>>(files: &[(P, T)]) -> Result<SpecS
             ));
         }
     }
-    // Errors are reported for types.toml first: entry errors may follow from
-    // a broken type row.
+    // Errors are reported for types.toml first, then the template
+    // declarations: entry errors may follow from a broken type row or
+    // declaration.
     let order: Vec<PathBuf> = sorted
         .iter()
         .filter(|(p, _)| is_types(p))
-        .chain(sorted.iter().filter(|(p, _)| !is_types(p)))
         .map(|(p, _)| p.clone())
+        .chain(templates.files.iter().cloned())
+        .chain(
+            sorted
+                .iter()
+                .filter(|(p, _)| !is_types(p))
+                .map(|(p, _)| p.clone()),
+        )
         .collect();
-    crate::validate::validate(families, types, entries, errors, &order)
+    crate::validate::validate(families, types, templates, entries, errors, &order)
 }
 
 /// One spec file's path and where its lines start, to turn byte spans into
@@ -225,7 +240,9 @@ pub(crate) struct RawTypeRow {
     pub numeric: Spanned<String>,
 }
 
-/// Raw `[[entry]]` table, field by field, with spans.
+/// Raw `[[entry]]` table, field by field, with spans. `state`, `partial`,
+/// `result` and `params` are read (whatever their value) only to report
+/// that the template declares them now.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawEntry {
@@ -233,33 +250,16 @@ pub(crate) struct RawEntry {
     pub input: Spanned<String>,
     #[serde(default)]
     pub distinct: Option<Spanned<bool>>,
-    pub state: Spanned<String>,
     pub phases: Spanned<Vec<Spanned<String>>>,
     pub types: Spanned<Vec<Spanned<String>>>,
     #[serde(default)]
-    pub partial: Option<Spanned<Vec<Spanned<RawPartialField>>>>,
-    pub result: Spanned<String>,
+    pub state: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
-    pub params: Option<Spanned<RawParams>>,
-}
-
-/// Raw `partial = [{ name = ..., type = ... }]` field.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawPartialField {
-    pub name: Spanned<String>,
-    #[serde(rename = "type")]
-    pub ty: Spanned<String>,
-}
-
-/// Raw `params = { ... }` table.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawParams {
+    pub partial: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
-    pub overflow: Option<Spanned<String>>,
+    pub result: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
-    pub division: Option<Spanned<String>>,
+    pub params: Option<Spanned<IgnoredAny>>,
 }
 
 /// One deserialized `[[type]]` or `[[entry]]` table, the file it came from

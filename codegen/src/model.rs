@@ -401,7 +401,66 @@ pub struct Params {
     pub division: Option<Division>,
 }
 
-/// One `[[entry]]` of a family file.
+/// What a state template keeps and returns for one numeric class of
+/// argument, as its declaration says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shape {
+    /// Two-phase layout, in Flink's field order (empty: single phase only).
+    pub partial: Vec<PartialField>,
+    /// Result type.
+    pub result: TypeExpr,
+    /// Template parameters.
+    pub params: Params,
+}
+
+/// A state template's declaration (the ```` ```toml ```` block of
+/// `runtime/src/templates/NAME.rs`): what it serves and, per numeric
+/// class, its [`Shape`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declaration {
+    /// The template.
+    pub template: StateTemplate,
+    /// Functions it serves.
+    pub functions: Vec<Function>,
+    /// Input modes it serves.
+    pub inputs: Vec<InputMode>,
+    /// Why it does not serve the other input mode, if it does not.
+    pub input_reason: Option<String>,
+    /// Whether it serves the DISTINCT variant.
+    pub distinct: bool,
+    /// Phases it supports.
+    pub phases: Vec<Phase>,
+    /// Why it does not support the other phases, if it does not.
+    pub phases_reason: Option<String>,
+    /// Numeric classes of the argument's type row it accepts.
+    pub numeric: Vec<Numeric>,
+    /// The shape per accepted class (`None`: no argument, COUNT(*)).
+    pub shapes: Vec<(Option<Numeric>, Shape)>,
+    /// Where the declaration starts (its marker line).
+    pub location: Location,
+}
+
+impl Declaration {
+    /// The shape for an argument of numeric class `numeric` (`None` for
+    /// no argument).
+    pub fn shape(&self, numeric: Option<Numeric>) -> Option<&Shape> {
+        self.shapes
+            .iter()
+            .find(|(class, _)| *class == numeric)
+            .map(|(_, shape)| shape)
+    }
+
+    /// Whether it serves `function` over `input` (DISTINCT or not).
+    pub fn serves(&self, function: Function, input: InputMode, distinct: bool) -> bool {
+        self.functions.contains(&function)
+            && self.inputs.contains(&input)
+            && self.distinct == distinct
+    }
+}
+
+/// One `[[entry]]` of a family file: what varies per entry. The partial
+/// layout, result type and parameters are the template's
+/// ([`Declaration`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// Functions the entry specializes.
@@ -410,18 +469,13 @@ pub struct Entry {
     pub input: InputMode,
     /// DISTINCT variant.
     pub distinct: bool,
-    /// State template.
+    /// State template, chosen by the declarations from the functions,
+    /// input mode and DISTINCT.
     pub state: StateTemplate,
     /// Supported phases.
     pub phases: Vec<Phase>,
     /// Type row names (empty for COUNT(*)).
     pub types: Vec<String>,
-    /// Two-phase layout.
-    pub partial: Vec<PartialField>,
-    /// Result type.
-    pub result: TypeExpr,
-    /// Template parameters.
-    pub params: Params,
     /// Where the entry starts.
     pub location: Location,
 }
@@ -433,6 +487,8 @@ pub struct SpecSet {
     pub families: Vec<Family>,
     /// Rows of `types.toml`, in file order.
     pub types: Vec<TypeRow>,
+    /// Declarations of the state templates, in file-name order.
+    pub templates: Vec<Declaration>,
     /// Entries of every family file, files in name order.
     pub entries: Vec<Entry>,
 }
@@ -447,6 +503,8 @@ pub struct Specialization<'a> {
     pub ty: Option<&'a TypeRow>,
     /// The declaring entry.
     pub entry: &'a Entry,
+    /// The declaration of the entry's state template.
+    pub template: &'a Declaration,
 }
 
 impl SpecSet {
@@ -455,16 +513,26 @@ impl SpecSet {
         self.types.iter().find(|t| t.name == name)
     }
 
-    /// Every specialization, in entry order.
+    /// The declaration of a state template.
+    pub fn template(&self, template: StateTemplate) -> Option<&Declaration> {
+        self.templates.iter().find(|d| d.template == template)
+    }
+
+    /// Every specialization, in entry order (entries whose template has no
+    /// declaration, which validation rules out, are left out).
     pub fn specializations(&self) -> Vec<Specialization<'_>> {
         let mut out = Vec::new();
         for entry in &self.entries {
+            let Some(template) = self.template(entry.state) else {
+                continue;
+            };
             for &function in &entry.functions {
                 if entry.types.is_empty() {
                     out.push(Specialization {
                         function,
                         ty: None,
                         entry,
+                        template,
                     });
                 }
                 for name in &entry.types {
@@ -473,6 +541,7 @@ impl SpecSet {
                             function,
                             ty: Some(ty),
                             entry,
+                            template,
                         });
                     }
                 }
@@ -482,7 +551,13 @@ impl SpecSet {
     }
 }
 
-impl Specialization<'_> {
+impl<'a> Specialization<'a> {
+    /// The template's partial layout, result type and parameters for this
+    /// argument's numeric class; `None` if the declaration has none for it.
+    pub fn shape(&self) -> Option<&'a Shape> {
+        self.template.shape(self.ty.map(|row| row.numeric))
+    }
+
     /// Rust identifier of the generated type alias, e.g. `MinInt`,
     /// `SumDecimal18`, `CountStar`; `Distinct`/`Retract` suffixes mark
     /// those variants.

@@ -2,9 +2,12 @@
 //! [`SpecSet`], collecting every error with the line of the offending value.
 //!
 //! Rules for families live in the `families` submodule, for type rows in
-//! `types`, for entries in `entries`; this module adds the cross-entry rule (no specialization declared twice)
+//! `types`, for state template declarations in `declarations`, for entries
+//! in `entries`; this module adds the cross-entry rule (no specialization
+//! declared twice)
 //! and orders the errors.
 
+mod declarations;
 mod entries;
 mod families;
 mod suggest;
@@ -19,14 +22,17 @@ pub use type_expr::{parse_type_expr, type_expr_text};
 use crate::error::{SpecError, SpecErrors};
 use crate::load::{RawEntry, RawFamily, RawItem, RawTypeRow};
 use crate::model::{Location, SpecSet};
+use crate::templates::Templates;
 
 pub use suggest::unknown_name;
 
-/// Validates raw rows and entries; `errors` holds errors found while
-/// reading; `order` is the file order errors are reported in.
+/// Validates raw rows, template declarations and entries; `errors` holds
+/// errors found while reading; `order` is the file order errors are
+/// reported in.
 pub(crate) fn validate(
     family_items: Vec<RawItem<RawFamily>>,
     type_items: Vec<RawItem<RawTypeRow>>,
+    templates: &Templates,
     entry_items: Vec<RawItem<RawEntry>>,
     mut errors: Vec<SpecError>,
     order: &[PathBuf],
@@ -44,10 +50,15 @@ pub(crate) fn validate(
             "types.toml declares no [[type]] rows; add at least one",
         ));
     }
+    let (checked, complete) = declarations::check_declarations(templates, &mut errors);
+    let decls = entries::Decls {
+        checked: &checked,
+        complete,
+    };
     let mut entries = Vec::new();
     let mut first: HashMap<entries::SpecKey, Location> = HashMap::new();
     for item in &entry_items {
-        let checked = entries::check_entry(item, &table, &mut errors);
+        let checked = entries::check_entry(item, &table, &decls, &mut errors);
         for (key, at) in checked.keys {
             if let Some(previous) = first.get(&key) {
                 let (function, ty, input, distinct) = &key;
@@ -71,6 +82,7 @@ pub(crate) fn validate(
         return Ok(SpecSet {
             families: families.families,
             types: table.rows,
+            templates: checked.into_iter().map(|c| c.decl).collect(),
             entries,
         });
     }

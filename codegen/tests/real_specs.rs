@@ -10,7 +10,8 @@ fn specs_dir() -> PathBuf {
 
 #[test]
 fn real_specs_load() {
-    let specs = match aggforge_codegen::load_dir(&specs_dir()) {
+    let templates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../runtime/src/templates");
+    let specs = match aggforge_codegen::load_dir(&specs_dir(), &templates) {
         Ok(specs) => specs,
         Err(errors) => panic!("specs do not load:\n{errors}"),
     };
@@ -24,7 +25,8 @@ fn real_specs_load() {
         .filter(|t| t.numeric != aggforge_codegen::model::Numeric::None)
         .count();
     assert!(rows >= 15 && numeric == 8, "{rows} rows, {numeric} numeric");
-    assert_eq!(specs.entries.len(), 24);
+    assert_eq!(specs.templates.len(), 8);
+    assert_eq!(specs.entries.len(), 12);
     let specializations = specs.specializations();
     assert_eq!(specializations.len(), 2 * (3 * rows + 1 + 3 * numeric));
     let count = |f: Function, input: InputMode| {
@@ -56,9 +58,14 @@ fn real_specs_load() {
         .iter()
         .find(|e| e.state == StateTemplate::RunningExtreme)
         .unwrap();
-    assert_eq!(extreme.location.line, 21);
+    assert_eq!(extreme.location.line, 24);
     assert_eq!(extreme.phases, Phase::ALL.to_vec());
     let decimal = specs.type_row("DECIMAL_18").unwrap();
     assert_eq!(decimal.precision, Some((1, 18)));
-    assert_eq!(decimal.location.line, 212);
+    let types_text = std::fs::read_to_string(specs_dir().join("types.toml")).unwrap();
+    let name_line = types_text
+        .lines()
+        .position(|l| l == "name = \"DECIMAL_18\"")
+        .unwrap();
+    assert_eq!(decimal.location.line, name_line, "the row's [[type]] line");
 }

@@ -6,12 +6,12 @@ use common::*;
 
 #[test]
 fn base_rows_are_valid() {
-    let specs = load_specs(&[("specs/types.toml", TYPES)]).unwrap();
+    let specs = load(&[("specs/types.toml", TYPES)]).unwrap();
     assert_eq!(specs.types.len(), 6);
     assert_eq!(specs.types[4].name, "DECIMAL_38");
     assert_eq!(specs.types[4].location.line, 42);
-    assert!(load_specs(&[("specs/types.toml", INT_ROW)]).is_ok());
-    assert!(load_specs(&[("specs/types.toml", DECIMAL_ROW)]).is_ok());
+    assert!(load(&[("specs/types.toml", INT_ROW)]).is_ok());
+    assert!(load(&[("specs/types.toml", DECIMAL_ROW)]).is_ok());
 }
 
 #[test]
@@ -328,7 +328,7 @@ numeric = "none"
 
 #[test]
 fn a_family_and_its_row_load() {
-    let specs = load_specs(&[("specs/types.toml", LTZ)]).unwrap();
+    let specs = load(&[("specs/types.toml", LTZ)]).unwrap();
     assert_eq!(specs.families.len(), 1);
     assert_eq!(
         specs.families[0].spellings[1],

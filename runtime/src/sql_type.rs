@@ -147,6 +147,34 @@ pub struct TypeRowInfo {
     pub layout: Layout,
 }
 
+impl TypeRowInfo {
+    /// A SQL type this row covers, at its largest precision (DECIMAL with
+    /// scale 2 up to 18 digits, else 4; length families with length 4):
+    /// what tests and tools use when they need one type of a row.
+    pub fn example(&self) -> SqlType {
+        let family = families()
+            .iter()
+            .find(|f| f.name == self.family)
+            .expect("type rows name declared families (checked when the specs are built)");
+        let high = self.precision.map(|(_, high)| high);
+        let (precision, scale, length) = match family.params {
+            ParamKind::Decimal { default, .. } => {
+                let p = high.unwrap_or(default);
+                (Some(p), Some(if p <= 18 { 2 } else { 4 }), None)
+            }
+            ParamKind::Precision { default, .. } => (Some(high.unwrap_or(default)), None, None),
+            ParamKind::Length { .. } => (None, None, Some(4)),
+            ParamKind::None | ParamKind::Ignored => (None, None, None),
+        };
+        SqlType {
+            family,
+            precision,
+            scale,
+            length,
+        }
+    }
+}
+
 /// Every `[[family]]` of `types.toml`.
 pub fn families() -> &'static [Family] {
     generated::FAMILIES
@@ -370,5 +398,8 @@ mod tests {
             Some(DataType::Decimal128(20, 3))
         );
         assert_eq!(SqlType::of("TIME(6)").layout(), None);
+        for row in type_rows() {
+            assert_eq!(row.example().type_row(), Some(row), "{}", row.name);
+        }
     }
 }

@@ -639,7 +639,8 @@ fn the_local_phase_keeps_no_snapshot_state() {
 /// retracting input without COUNT(*) included.
 fn templates_of(case: &Case) -> Vec<(StateTemplate, Option<String>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs");
-    let specs = aggforge_codegen::load_dir(&dir).expect("specs load");
+    let templates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/templates");
+    let specs = aggforge_codegen::load_dir(&dir, &templates).expect("specs load");
     let declared = specs.specializations();
     let plan = case.plan();
     let mut names = case.operator().specializations().to_vec();
@@ -659,7 +660,8 @@ fn templates_of(case: &Case) -> Vec<(StateTemplate, Option<String>)> {
 #[test]
 fn golden_cases_cover_every_state_template() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs");
-    let specs = aggforge_codegen::load_dir(&dir).expect("specs load");
+    let templates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/templates");
+    let specs = aggforge_codegen::load_dir(&dir, &templates).expect("specs load");
     let mut rows: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     let mut modes: BTreeMap<&str, BTreeSet<Mode>> = BTreeMap::new();
     let mut inputs: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();

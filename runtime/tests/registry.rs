@@ -12,17 +12,11 @@ use aggforge_runtime::types::{InputMode, Phase, SqlType};
 
 /// A SQL type that falls in each type row of types.toml.
 fn sql_for(row: &str) -> SqlType {
-    let text = match row {
-        "DECIMAL_18" => "DECIMAL(18, 3)",
-        "DECIMAL_38" => "DECIMAL(30, 5)",
-        "TIME" => "TIME(3)",
-        "TIMESTAMP_3" => "TIMESTAMP(3)",
-        "TIMESTAMP_9" => "TIMESTAMP(9)",
-        "CHAR" => "CHAR(3)",
-        other => other,
-    };
-    text.parse()
-        .unwrap_or_else(|e| panic!("no SQL type for row {row}: {e}"))
+    aggforge_runtime::sql_type::type_rows()
+        .iter()
+        .find(|r| r.name == row)
+        .unwrap_or_else(|| panic!("no type row {row} in the runtime's table"))
+        .example()
 }
 
 fn phase(p: SpecPhase) -> Phase {
@@ -36,7 +30,8 @@ fn phase(p: SpecPhase) -> Phase {
 #[test]
 fn every_declared_specialization_is_admitted() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs");
-    let specs = aggforge_codegen::load_dir(&dir).expect("specs load");
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/templates");
+    let specs = aggforge_codegen::load_dir(&dir, &templates).expect("specs load");
     let declared = specs.specializations();
     assert_eq!(
         declared.len(),

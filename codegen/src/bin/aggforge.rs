@@ -23,6 +23,12 @@ struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     specs: Option<PathBuf>,
 
+    /// State template directory whose files declare each template
+    /// [default: the nearest `runtime/src/templates` at or above the
+    /// current directory, else the workspace's]
+    #[arg(long, global = true, value_name = "DIR")]
+    templates: Option<PathBuf>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -71,11 +77,26 @@ struct ListArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let dir = cli.specs.clone().unwrap_or_else(default_specs_dir);
+    let dirs = Dirs {
+        specs: cli.specs.clone().unwrap_or_else(default_specs_dir),
+        templates: cli.templates.clone().unwrap_or_else(default_templates_dir),
+    };
     match &cli.command {
-        Command::Check => check(&dir),
-        Command::List(args) => list(&dir, args),
-        Command::Expand(args) => expand(&dir, args),
+        Command::Check => check(&dirs),
+        Command::List(args) => list(&dirs, args),
+        Command::Expand(args) => expand(&dirs, args),
+    }
+}
+
+/// The spec directory and the state template directory.
+struct Dirs {
+    specs: PathBuf,
+    templates: PathBuf,
+}
+
+impl Dirs {
+    fn load(&self) -> Result<SpecSet, SpecErrors> {
+        load_dir(&self.specs, &self.templates)
     }
 }
 
@@ -95,12 +116,13 @@ fn emit(text: &str) -> ExitCode {
 }
 
 /// `aggforge check`.
-fn check(dir: &Path) -> ExitCode {
-    match load_dir(dir) {
+fn check(dirs: &Dirs) -> ExitCode {
+    match dirs.load() {
         Ok(specs) => {
             println!(
-                "ok: {} type rows, {} entries, {} specializations",
+                "ok: {} type rows, {} state templates, {} entries, {} specializations",
                 specs.types.len(),
+                specs.templates.len(),
                 specs.entries.len(),
                 specs.specializations().len()
             );
@@ -111,8 +133,8 @@ fn check(dir: &Path) -> ExitCode {
 }
 
 /// `aggforge list`.
-fn list(dir: &Path, args: &ListArgs) -> ExitCode {
-    let specs = match load_dir(dir) {
+fn list(dirs: &Dirs, args: &ListArgs) -> ExitCode {
+    let specs = match dirs.load() {
         Ok(specs) => specs,
         Err(errors) => return report(&errors),
     };
@@ -167,8 +189,8 @@ fn build_filter(specs: &SpecSet, args: &ListArgs) -> Result<Filter, String> {
 }
 
 /// `aggforge expand`: unknown names are errors listing the known ones (exit 1).
-fn expand(dir: &Path, args: &ExpandArgs) -> ExitCode {
-    let specs = match load_dir(dir) {
+fn expand(dirs: &Dirs, args: &ExpandArgs) -> ExitCode {
+    let specs = match dirs.load() {
         Ok(specs) => specs,
         Err(errors) => return report(&errors),
     };
@@ -234,16 +256,33 @@ fn report(errors: &SpecErrors) -> ExitCode {
 /// or `../specs/x.toml:3`), else the
 /// workspace's `specs` directory.
 fn default_specs_dir() -> PathBuf {
-    if let Ok(cwd) = std::env::current_dir() {
-        for (up, ancestor) in cwd.ancestors().enumerate() {
-            if ancestor.join("specs").join("types.toml").is_file() {
-                let mut relative = PathBuf::new();
-                for _ in 0..up {
-                    relative.push("..");
-                }
-                return relative.join("specs");
+    nearest(Path::new("specs"), "types.toml")
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs"))
+}
+
+/// The nearest `runtime/src/templates` directory at or above the current
+/// directory (relative, as [`default_specs_dir`]), else the workspace's.
+fn default_templates_dir() -> PathBuf {
+    let templates = Path::new("runtime").join("src").join("templates");
+    nearest(&templates, "mod.rs").unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(templates)
+    })
+}
+
+/// `dir` (relative to the current directory or one of its ancestors, as a
+/// relative path) where it holds `file`.
+fn nearest(dir: &Path, file: &str) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    for (up, ancestor) in cwd.ancestors().enumerate() {
+        if ancestor.join(dir).join(file).is_file() {
+            let mut relative = PathBuf::new();
+            for _ in 0..up {
+                relative.push("..");
             }
+            return Some(relative.join(dir));
         }
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs")
+    None
 }

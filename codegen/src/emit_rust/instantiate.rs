@@ -12,7 +12,7 @@ use quote::{format_ident, quote};
 use super::types::{expr_column, row_column, scale_of, ColumnType};
 use super::EmitError;
 use crate::model::{
-    Carrier, Division, Equality, Function, InputMode, Location, Order, Overflow, SpecSet,
+    Carrier, Division, Equality, Function, InputMode, Location, Order, Overflow, Shape, SpecSet,
     Specialization, StateTemplate, TypeExpr, TypeRow,
 };
 
@@ -123,6 +123,26 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
     let entry = spec.entry;
     let at = &entry.location;
     let no_scales = quote!(crate::kernel::avg::Scales::default());
+    let shape = spec.shape().ok_or_else(|| {
+        EmitError::new(
+            at,
+            format!(
+                "state template `{}` ({}) declares no partial layout and result for {}",
+                entry.state.as_str(),
+                spec.template.location,
+                spec.ty.map_or("COUNT(*)".to_string(), |row| format!(
+                    "type {} (numeric class {:?})",
+                    row.name, row.numeric
+                ))
+            ),
+        )
+    })?;
+    // The declared partial layout's Arrow types, in Flink's order.
+    let mut declared = Vec::new();
+    for field in &shape.partial {
+        declared.push(expr_column(specs, spec.ty, &field.ty, at)?.data_type);
+    }
+    let declared_partial = quote!(vec![#(#declared),*]);
     if matches!(entry.state, StateTemplate::Count | StateTemplate::CountStar) {
         let arg_type = match (entry.state, spec.ty) {
             (StateTemplate::CountStar, None) => None,
@@ -134,11 +154,18 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
                 ))
             }
         };
+        let result = expr_column(specs, spec.ty, &shape.result, at)?;
+        if result.carrier != Carrier::I64 || declared.len() != 1 {
+            return Err(EmitError::new(
+                at,
+                "the count templates keep one BIGINT count and return it",
+            ));
+        }
         return Ok(Parts {
             state: quote!(crate::kernel::Counts),
             arg_type,
-            result_type: quote!(DataType::Int64),
-            partial_types: quote!(vec![DataType::Int64]),
+            result_type: result.data_type,
+            partial_types: declared_partial,
             scales: no_scales,
         });
     }
@@ -149,13 +176,13 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
         )
     })?;
     let input = row_column(row)?;
-    let out = expr_column(specs, Some(row), &entry.result, at)?;
+    let out = expr_column(specs, Some(row), &shape.result, at)?;
     let arg_type = input.data_type.clone();
     let result_type = out.data_type.clone();
     match entry.state {
         StateTemplate::RunningExtreme | StateTemplate::Sum | StateTemplate::Sum0 => {
-            match entry.partial.as_slice() {
-                [field] if field.ty == entry.result => {}
+            match shape.partial.as_slice() {
+                [field] if field.ty == shape.result => {}
                 _ => {
                     return Err(EmitError::new(
                         at,
@@ -166,17 +193,17 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
                     ))
                 }
             }
-            let rule = slot_rule(spec, row, &input, &out)?;
+            let rule = slot_rule(spec, shape, row, &input, &out)?;
             Ok(Parts {
                 state: quote!(crate::kernel::Slots<#rule>),
                 arg_type: Some(arg_type),
-                partial_types: quote!(vec![#result_type]),
+                partial_types: declared_partial,
                 result_type,
                 scales: no_scales,
             })
         }
         StateTemplate::Avg | StateTemplate::SumRetract => {
-            let (sum_expr, sum) = match entry.partial.as_slice() {
+            let (sum_expr, sum) = match shape.partial.as_slice() {
                 [sum, count] if count.ty == TypeExpr::Named("BIGINT".into()) => {
                     (&sum.ty, expr_column(specs, Some(row), &sum.ty, at)?)
                 }
@@ -187,15 +214,14 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
                     ))
                 }
             };
-            let rule = sum_count_rule(spec, &input, &sum, &out)?;
-            let sum_type = &sum.data_type;
+            let rule = sum_count_rule(spec, shape, &input, &sum, &out)?;
             let sum_scale = scale_of(sum_expr);
-            let result_scale = scale_of(&entry.result);
+            let result_scale = scale_of(&shape.result);
             Ok(Parts {
                 state: quote!(crate::kernel::AvgState<#rule>),
                 arg_type: Some(arg_type),
                 result_type,
-                partial_types: quote!(vec![#sum_type, DataType::Int64]),
+                partial_types: declared_partial,
                 scales: quote!(crate::kernel::avg::Scales {
                     sum: #sum_scale,
                     result: #result_scale,
@@ -209,6 +235,13 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
             let rule = quote! {
                 crate::templates::counted_extreme::CountedExtreme<#binding, #direction, #equality>
             };
+            if shape.result != TypeExpr::Arg {
+                return Err(EmitError::new(
+                    at,
+                    "counted_extreme returns the argument's type (result = \"arg\")",
+                ));
+            }
+            // Single phase only: the "partials" are the state's snapshot columns.
             Ok(Parts {
                 state: quote!(crate::kernel::CountedExtremes<#rule>),
                 partial_types: quote! {
@@ -260,6 +293,7 @@ fn is_float(c: Carrier) -> bool {
 /// The rule of a one-slot state: a running extreme, SUM or SUM0.
 fn slot_rule(
     spec: &Specialization<'_>,
+    shape: &Shape,
     row: &TypeRow,
     input: &ColumnType,
     out: &ColumnType,
@@ -280,10 +314,10 @@ fn slot_rule(
             crate::templates::running_extreme::RunningExtreme<#order, #direction, #equality>
         });
     }
-    let overflow = entry.params.overflow.ok_or_else(|| {
+    let overflow = shape.params.overflow.ok_or_else(|| {
         EmitError::new(
-            at,
-            "sum templates need params.overflow (wrap, ieee or null)",
+            &spec.template.location,
+            "sum templates need params.overflow (wrap, ieee or null) in their declaration",
         )
     })?;
     let arith = sum_arith(overflow, input, out, at)?;
@@ -350,6 +384,7 @@ fn sum_arith(
 /// The rule of a sum-and-count state: AVG, or SUM over retractions.
 fn sum_count_rule(
     spec: &Specialization<'_>,
+    shape: &Shape,
     input: &ColumnType,
     sum: &ColumnType,
     out: &ColumnType,
@@ -358,8 +393,11 @@ fn sum_count_rule(
     let at = &entry.location;
     let equality = equality(out);
     if entry.state == StateTemplate::SumRetract {
-        let overflow = entry.params.overflow.ok_or_else(|| {
-            EmitError::new(at, "sum_retract needs params.overflow (wrap, ieee or null)")
+        let overflow = shape.params.overflow.ok_or_else(|| {
+            EmitError::new(
+                &spec.template.location,
+                "sum_retract needs params.overflow (wrap, ieee or null) in its declaration",
+            )
         })?;
         if sum.carrier != out.carrier {
             return Err(EmitError::new(
@@ -370,8 +408,11 @@ fn sum_count_rule(
         let arith = sum_arith(overflow, input, sum, at)?;
         return Ok(quote!(crate::templates::sum_retract::SumRetract<#arith, #equality>));
     }
-    let division = entry.params.division.ok_or_else(|| {
-        EmitError::new(at, "avg needs params.division (truncate, float or half_up)")
+    let division = shape.params.division.ok_or_else(|| {
+        EmitError::new(
+            &spec.template.location,
+            "avg needs params.division (truncate, float or half_up) in its declaration",
+        )
     })?;
     let (in_binding, sum_binding, out_binding) = (&input.binding, &sum.binding, &out.binding);
     let small_int = |c: Carrier| is_integer(c) && c != Carrier::I128;

@@ -247,34 +247,25 @@ pub fn expand(
     Ok(header + &code)
 }
 
-/// `runtime/src/templates/NAME.rs:LINE (impl ...)`: where the rule of a
+/// `TEMPLATES/NAME.rs:LINE (impl ...)`: where the rule of a
 /// specialization's template is written: its `...Rule for` impl, or for
-/// templates without a rule (the counts) the state's `TemplateState` impl.
-/// Found beside the spec directory; the bare path when the runtime sources
-/// are not there.
+/// templates without a rule (the counts) the state's `TemplateState` impl
+/// in `state.rs` beside it. Found in the file the template's declaration
+/// was read from; that file's path when the line is not found.
 fn rule_source(spec: &Specialization<'_>) -> String {
-    let template = spec.entry.state.as_str();
-    let root = spec
-        .entry
-        .location
-        .file
-        .parent()
-        .and_then(|specs| specs.parent())
-        .map(|root| root.to_path_buf())
-        .unwrap_or_default();
-    let find = |relative: &str, needle: &str| -> Option<String> {
-        let text = std::fs::read_to_string(root.join(relative)).ok()?;
+    let file = &spec.template.location.file;
+    let find = |path: &std::path::Path, needle: &str| -> Option<String> {
+        let text = std::fs::read_to_string(path).ok()?;
         let (index, line) = text
             .lines()
             .enumerate()
             .find(|(_, line)| line.starts_with("impl") && line.contains(needle))?;
         let line_text = line.trim_end_matches('{').trim();
-        Some(format!("{relative}:{} ({line_text})", index + 1))
+        Some(format!("{}:{} ({line_text})", path.display(), index + 1))
     };
-    let file = format!("runtime/src/templates/{template}.rs");
-    find(&file, "Rule for ")
-        .or_else(|| find("runtime/src/templates/state.rs", "TemplateState for Counts"))
-        .unwrap_or(file)
+    find(file, "Rule for ")
+        .or_else(|| find(&file.with_file_name("state.rs"), "TemplateState for Counts"))
+        .unwrap_or_else(|| file.display().to_string())
 }
 
 #[cfg(test)]
@@ -285,8 +276,12 @@ mod tests {
     use crate::model::Function;
 
     fn specs() -> SpecSet {
-        crate::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs"))
-            .expect("specs load")
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        crate::load_dir(
+            &root.join("../specs"),
+            &root.join("../runtime/src/templates"),
+        )
+        .expect("specs load")
     }
 
     fn extreme_entry(specs: &mut SpecSet) -> &mut crate::model::Entry {

@@ -2,10 +2,91 @@
 //! numbers are easy to read off.
 #![allow(dead_code)]
 
-use aggforge_codegen::model::SpecSet;
-use aggforge_codegen::{load_str, SpecError, SpecErrors};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-/// The `[[family]]` tables of the workspace's types.toml.
+use aggforge_codegen::model::SpecSet;
+use aggforge_codegen::{SpecError, SpecErrors, Templates};
+
+/// The runtime's state template directory (the real declarations).
+pub fn templates_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src/templates")
+}
+
+/// The real template files as (`templates/NAME.rs`, source) pairs, in
+/// name order.
+pub fn template_sources() -> &'static [(String, String)] {
+    static SOURCES: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    SOURCES.get_or_init(|| {
+        let mut files: Vec<(String, String)> = std::fs::read_dir(templates_dir())
+            .expect("templates directory")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (
+                    format!("templates/{name}"),
+                    std::fs::read_to_string(&p).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    })
+}
+
+/// The real declarations, read from [`template_sources`] (so errors read
+/// `templates/NAME.rs:LINE`).
+pub fn templates() -> Templates {
+    Templates::from_sources(template_sources())
+}
+
+/// The real declarations with `from` replaced by `to` (once, which must
+/// occur) in `templates/NAME.rs`.
+pub fn templates_with(name: &str, from: &str, to: &str) -> Templates {
+    let files: Vec<(String, String)> = template_sources()
+        .iter()
+        .map(|(path, text)| {
+            if *path == format!("templates/{name}.rs") {
+                assert!(text.contains(from), "{path} has no `{from}`");
+                (path.clone(), text.replacen(from, to, 1))
+            } else {
+                (path.clone(), text.clone())
+            }
+        })
+        .collect();
+    Templates::from_sources(&files)
+}
+
+/// The real declarations without `templates/NAME.rs`.
+pub fn templates_without(name: &str) -> Templates {
+    let files: Vec<&(String, String)> = template_sources()
+        .iter()
+        .filter(|(path, _)| *path != format!("templates/{name}.rs"))
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    Templates::from_sources(&files)
+}
+
+/// The 1-based line of the first line of the real `templates/NAME.rs`
+/// containing `needle`.
+pub fn line_of(name: &str, needle: &str) -> usize {
+    let (_, text) = template_sources()
+        .iter()
+        .find(|(path, _)| *path == format!("templates/{name}.rs"))
+        .unwrap_or_else(|| panic!("no template {name}"));
+    text.lines()
+        .position(|line| line.contains(needle))
+        .unwrap_or_else(|| panic!("templates/{name}.rs has no `{needle}`"))
+        + 1
+}
+
+/// The `[[family]]` tables of the workspace's types.toml (without the
+/// families added since, so test expectations stay fixed).
 pub const FAMILIES: &str = r#"
 [[family]]
 name = "TINYINT"
@@ -97,21 +178,25 @@ max = 2147483647
 aliases = { STRING = 2147483647 }
 "#;
 
-/// Loads in-memory spec files like `load_str`, with [`FAMILIES`] appended
-/// to a types.toml that declares no family (after its rows, so row line
-/// numbers stay as written).
-pub fn load_specs(files: &[(&str, &str)]) -> Result<SpecSet, SpecErrors> {
-    let files: Vec<(&str, String)> = files
+/// `files` with [`FAMILIES`] appended to a types.toml that declares no
+/// family (after its rows, so row line numbers stay as written).
+pub fn with_families(files: &[(&str, &str)]) -> Vec<(String, String)> {
+    files
         .iter()
         .map(|(name, text)| {
-            if name.ends_with("types.toml") && !text.contains("[[family]]") {
-                (*name, format!("{text}{FAMILIES}"))
+            let text = if name.ends_with("types.toml") && !text.contains("[[family]]") {
+                format!("{text}{FAMILIES}")
             } else {
-                (*name, text.to_string())
-            }
+                text.to_string()
+            };
+            (name.to_string(), text)
         })
-        .collect();
-    load_str(&files)
+        .collect()
+}
+
+/// Loads in-memory spec files against the real declarations.
+pub fn load(files: &[(&str, &str)]) -> Result<SpecSet, SpecErrors> {
+    aggforge_codegen::load_str(&with_families(files), &templates())
 }
 
 /// A valid types.toml with INT (line 1), BIGINT (11), DOUBLE (21),
@@ -204,54 +289,41 @@ equality = "exact"
 numeric = "decimal"
 "#;
 
-/// MIN/MAX over INT and DOUBLE; a field per line (functions on line 2).
+/// MIN/MAX over INT and DOUBLE; a field per line (functions on line 2,
+/// input 3, distinct 4, phases 5, types 6).
 pub const EXTREME: &str = r#"[[entry]]
 functions = ["MIN", "MAX"]
 input = "insert_only"
 distinct = false
-state = "running_extreme"
 phases = ["single", "local", "global"]
 types = ["INT", "DOUBLE"]
-partial = [{ name = "value", type = "arg" }]
-result = "arg"
 "#;
 
-/// SUM over INT and BIGINT (params on line 10).
+/// SUM over INT and BIGINT (types on line 6).
 pub const SUM: &str = r#"[[entry]]
 functions = ["SUM"]
 input = "insert_only"
 distinct = false
-state = "sum"
 phases = ["single", "local", "global"]
 types = ["INT", "BIGINT"]
-partial = [{ name = "sum", type = "arg" }]
-result = "arg"
-params = { overflow = "wrap" }
 "#;
 
-/// AVG over the decimals (partial on line 8, result on 9, params on 10).
+/// AVG over every numeric class (types on line 6).
 pub const AVG: &str = r#"[[entry]]
 functions = ["AVG"]
 input = "insert_only"
 distinct = false
-state = "avg"
 phases = ["single", "local", "global"]
-types = ["DECIMAL_18", "DECIMAL_38"]
-partial = [{ name = "sum", type = "DECIMAL(38, s)" }, { name = "count", type = "BIGINT" }]
-result = "DECIMAL(38, max(6, s))"
-params = { division = "half_up" }
+types = ["INT", "DOUBLE", "DECIMAL_18", "DECIMAL_38"]
 "#;
 
-/// COUNT(*) (types on line 7).
+/// COUNT(*) (types on line 6).
 pub const COUNT_STAR: &str = r#"[[entry]]
 functions = ["COUNT_STAR"]
 input = "insert_only"
 distinct = false
-state = "count_star"
 phases = ["single", "local", "global"]
 types = []
-partial = [{ name = "count1", type = "BIGINT" }]
-result = "BIGINT"
 "#;
 
 /// `text` with its 1-based line `line` replaced by `replacement` (which
@@ -263,9 +335,15 @@ pub fn with_line(text: &str, line: usize, replacement: &str) -> String {
     lines.join("\n") + "\n"
 }
 
-/// Errors of loading `files`; panics if they load.
+/// Errors of loading `files` (against the real declarations); panics if
+/// they load.
 pub fn errors(files: &[(&str, &str)]) -> Vec<SpecError> {
-    match load_specs(files) {
+    errors_with(files, &templates())
+}
+
+/// Errors of loading `files` against `templates`; panics if they load.
+pub fn errors_with(files: &[(&str, &str)], templates: &Templates) -> Vec<SpecError> {
+    match aggforge_codegen::load_str(&with_families(files), templates) {
         Ok(_) => panic!("expected spec errors, but the specs loaded"),
         Err(errors) => errors.0,
     }
@@ -274,7 +352,18 @@ pub fn errors(files: &[(&str, &str)]) -> Vec<SpecError> {
 /// Asserts that loading `files` gives exactly one error, at `file:line`,
 /// containing every phrase.
 pub fn assert_only_error(files: &[(&str, &str)], file: &str, line: usize, phrases: &[&str]) {
-    let errors = errors(files);
+    assert_only_error_with(files, &templates(), file, line, phrases);
+}
+
+/// [`assert_only_error`] against `templates`.
+pub fn assert_only_error_with(
+    files: &[(&str, &str)],
+    templates: &Templates,
+    file: &str,
+    line: usize,
+    phrases: &[&str],
+) {
+    let errors = errors_with(files, templates);
     let listing = errors
         .iter()
         .map(|e| e.to_string())

@@ -6,10 +6,35 @@
 //! DECIMAL sums in DECIMAL(38, s), stays NULL once it overflowed, and
 //! divides into DECIMAL(38, max(6, s)) rounding HALF_UP.
 //!
-//! Declaration: function AVG; insert-only and retracting input; phases
-//! single, local, global; partial layout `[sum, count: BIGINT]`; parameter
-//! `division` (truncate, float, half_up). State:
-//! [`AvgState`](crate::kernel::AvgState) of this rule.
+//! State: [`AvgState`](crate::kernel::AvgState) of this rule.
+//!
+//! Declaration, read by aggforge-codegen: spec entries name only functions,
+//! input, distinct, types and phases; the template is chosen by function and
+//! input, and its partial layout (Flink's field order), result type and
+//! parameters come from here, per numeric class where they differ.
+//!
+//! ```toml
+//! # aggforge-declaration
+//! functions = ["AVG"]
+//! input = ["insert_only", "retracting"]
+//! phases = ["single", "local", "global"]
+//! numeric = ["integer", "float", "decimal"]
+//!
+//! [partial]
+//! integer = [{ name = "sum", type = "BIGINT" }, { name = "count", type = "BIGINT" }]
+//! float = [{ name = "sum", type = "DOUBLE" }, { name = "count", type = "BIGINT" }]
+//! decimal = [{ name = "sum", type = "DECIMAL(38, s)" }, { name = "count", type = "BIGINT" }]
+//!
+//! [result]
+//! integer = "arg"
+//! float = "arg"
+//! decimal = "DECIMAL(38, max(6, s))"
+//!
+//! [params.division]
+//! integer = "truncate"
+//! float = "float"
+//! decimal = "half_up"
+//! ```
 
 use std::marker::PhantomData;
 

@@ -4,10 +4,24 @@
 //! next one. Flink's two-phase accumulator holds the map in a MapView,
 //! which has no Arrow partial layout here: single phase only.
 //!
-//! Declaration: functions MIN, MAX; retracting input; phase single; result
-//! `arg`; no parameters. State:
-//! [`CountedExtremes`](crate::kernel::CountedExtremes) of this rule, ordered
+//! State: [`CountedExtremes`](crate::kernel::CountedExtremes) of this rule, ordered
 //! by the carrier's Java order (`kernel::multiset::JavaOrd`).
+//!
+//! Declaration, read by aggforge-codegen: spec entries name only functions,
+//! input, distinct, types and phases; the template is chosen by function and
+//! input, and its partial layout (Flink's field order), result type and
+//! parameters come from here, per numeric class where they differ.
+//!
+//! ```toml
+//! # aggforge-declaration
+//! functions = ["MIN", "MAX"]
+//! input = ["retracting"]
+//! input_reason = "insert-only MIN/MAX keep one running extreme, template running_extreme"
+//! phases = ["single"]
+//! phases_reason = """Flink's two-phase accumulator holds the multiset in a MapView, which has \
+//! no Arrow partial layout here"""
+//! result = "arg"
+//! ```
 
 use std::marker::PhantomData;
 

@@ -2,9 +2,23 @@
 //! declarative MinAggFunction / MaxAggFunction): one running value per
 //! group, merged the same way in the global phase.
 //!
-//! Declaration: functions MIN, MAX; insert-only input; phases single,
-//! local, global; partial layout `[value: arg]`; result `arg`; no
-//! parameters. State: [`Slots`](crate::kernel::Slots) of this rule.
+//! State: [`Slots`](crate::kernel::Slots) of this rule.
+//!
+//! Declaration, read by aggforge-codegen: spec entries name only functions,
+//! input, distinct, types and phases; the template is chosen by function and
+//! input, and its partial layout (Flink's field order), result type and
+//! parameters come from here, per numeric class where they differ.
+//!
+//! ```toml
+//! # aggforge-declaration
+//! functions = ["MIN", "MAX"]
+//! input = ["insert_only"]
+//! input_reason = """over retracting input MIN/MAX keep a counted multiset of values per group \
+//! (Flink's MinWithRetractAggFunction), template counted_extreme"""
+//! phases = ["single", "local", "global"]
+//! partial = [{ name = "value", type = "arg" }]
+//! result = "arg"
+//! ```
 
 use std::marker::PhantomData;
 

@@ -5,9 +5,37 @@
 //! DECIMAL(38, s) turn NULL past 38 digits and the next value restarts
 //! them.
 //!
-//! Declaration: function SUM; insert-only input; phases single, local,
-//! global; partial layout `[sum: result]`; parameter `overflow` (wrap,
-//! ieee, null). State: [`Slots`](crate::kernel::Slots) of this rule.
+//! State: [`Slots`](crate::kernel::Slots) of this rule.
+//!
+//! Declaration, read by aggforge-codegen: spec entries name only functions,
+//! input, distinct, types and phases; the template is chosen by function and
+//! input, and its partial layout (Flink's field order), result type and
+//! parameters come from here, per numeric class where they differ.
+//!
+//! ```toml
+//! # aggforge-declaration
+//! functions = ["SUM"]
+//! input = ["insert_only"]
+//! input_reason = """retracting SUM keeps a count of values too, so a retraction can bring \
+//! the sum back to NULL (Flink's SumWithRetractAggFunction), template sum_retract"""
+//! phases = ["single", "local", "global"]
+//! numeric = ["integer", "float", "decimal"]
+//!
+//! [partial]
+//! integer = [{ name = "sum", type = "arg" }]
+//! float = [{ name = "sum", type = "arg" }]
+//! decimal = [{ name = "sum", type = "DECIMAL(38, s)" }]
+//!
+//! [result]
+//! integer = "arg"
+//! float = "arg"
+//! decimal = "DECIMAL(38, s)"
+//!
+//! [params.overflow]
+//! integer = "wrap"
+//! float = "ieee"
+//! decimal = "null"
+//! ```
 
 use std::marker::PhantomData;
 

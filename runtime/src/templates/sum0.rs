@@ -3,10 +3,35 @@
 //! `minus(NULL, x)` are NULL, so a DECIMAL(38) sum that overflowed stays
 //! NULL, and a NULL partial makes the merged sum NULL.
 //!
-//! Declaration: function SUM0; insert-only and retracting input; phases
-//! single, local, global; partial layout `[sum: result]`; parameter
-//! `overflow` (wrap, ieee, null). State: [`Slots`](crate::kernel::Slots)
-//! of this rule.
+//! State: [`Slots`](crate::kernel::Slots) of this rule.
+//!
+//! Declaration, read by aggforge-codegen: spec entries name only functions,
+//! input, distinct, types and phases; the template is chosen by function and
+//! input, and its partial layout (Flink's field order), result type and
+//! parameters come from here, per numeric class where they differ.
+//!
+//! ```toml
+//! # aggforge-declaration
+//! functions = ["SUM0"]
+//! input = ["insert_only", "retracting"]
+//! phases = ["single", "local", "global"]
+//! numeric = ["integer", "float", "decimal"]
+//!
+//! [partial]
+//! integer = [{ name = "sum", type = "arg" }]
+//! float = [{ name = "sum", type = "arg" }]
+//! decimal = [{ name = "sum", type = "DECIMAL(38, s)" }]
+//!
+//! [result]
+//! integer = "arg"
+//! float = "arg"
+//! decimal = "DECIMAL(38, s)"
+//!
+//! [params.overflow]
+//! integer = "wrap"
+//! float = "ieee"
+//! decimal = "null"
+//! ```
 
 use std::marker::PhantomData;
 

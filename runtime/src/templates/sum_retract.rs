@@ -5,10 +5,36 @@
 //! (a NULL sum behaves as 0, so they start at a valid 0), DECIMAL sums turn
 //! NULL past 38 digits and the next value restarts them.
 //!
-//! Declaration: function SUM; retracting input; phases single, local,
-//! global; partial layout `[sum: result, count: BIGINT]`; parameter
-//! `overflow` (wrap, ieee, null). State:
-//! [`AvgState`](crate::kernel::AvgState) of this rule.
+//! State: [`AvgState`](crate::kernel::AvgState) of this rule.
+//!
+//! Declaration, read by aggforge-codegen: spec entries name only functions,
+//! input, distinct, types and phases; the template is chosen by function and
+//! input, and its partial layout (Flink's field order), result type and
+//! parameters come from here, per numeric class where they differ.
+//!
+//! ```toml
+//! # aggforge-declaration
+//! functions = ["SUM"]
+//! input = ["retracting"]
+//! input_reason = "insert-only SUM needs no count of values, template sum"
+//! phases = ["single", "local", "global"]
+//! numeric = ["integer", "float", "decimal"]
+//!
+//! [partial]
+//! integer = [{ name = "sum", type = "arg" }, { name = "count", type = "BIGINT" }]
+//! float = [{ name = "sum", type = "arg" }, { name = "count", type = "BIGINT" }]
+//! decimal = [{ name = "sum", type = "DECIMAL(38, s)" }, { name = "count", type = "BIGINT" }]
+//!
+//! [result]
+//! integer = "arg"
+//! float = "arg"
+//! decimal = "DECIMAL(38, s)"
+//!
+//! [params.overflow]
+//! integer = "wrap"
+//! float = "ieee"
+//! decimal = "null"
+//! ```
 
 use std::marker::PhantomData;
 

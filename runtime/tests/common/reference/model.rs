@@ -4,7 +4,7 @@
 
 use aggforge_runtime::kernel::decimal::{avg_38, MAX_38};
 use aggforge_runtime::registry::Admission;
-use aggforge_runtime::types::{InputMode, SqlType};
+use aggforge_runtime::types::{InputMode, Layout, SqlType};
 
 /// One value as the reference model holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,16 +20,11 @@ pub enum V {
 /// The SQL type the test uses for each type row (DECIMAL at the row's
 /// largest precision, so its values reach 18 and 38 digits).
 pub fn sql_type(row: &str) -> SqlType {
-    let text = match row {
-        "DECIMAL_18" => "DECIMAL(18, 2)",
-        "DECIMAL_38" => "DECIMAL(38, 4)",
-        "TIME" => "TIME(3)",
-        "TIMESTAMP_3" => "TIMESTAMP(3)",
-        "TIMESTAMP_9" => "TIMESTAMP(9)",
-        "CHAR" => "CHAR(4)",
-        other => other,
-    };
-    text.parse().unwrap()
+    aggforge_runtime::sql_type::type_rows()
+        .iter()
+        .find(|r| r.name == row)
+        .unwrap_or_else(|| panic!("no type row {row}"))
+        .example()
 }
 
 /// Same value, NaN equal to NaN (for comparing results).
@@ -91,10 +86,10 @@ pub struct Ref {
 }
 
 fn wrap(v: i128, ty: &SqlType) -> i128 {
-    match ty.family() {
-        "TINYINT" => v as i8 as i128,
-        "SMALLINT" => v as i16 as i128,
-        "INT" => v as i32 as i128,
+    match ty.layout() {
+        Some(Layout::Int8) => v as i8 as i128,
+        Some(Layout::Int16) => v as i16 as i128,
+        Some(Layout::Int32) => v as i32 as i128,
         _ => v as i64 as i128,
     }
 }
@@ -102,8 +97,8 @@ fn wrap(v: i128, ty: &SqlType) -> i128 {
 /// `a - b` in the sum's arithmetic (DECIMAL: NULL past 38 digits).
 fn sub(a: &V, b: &V, ty: &SqlType) -> Option<V> {
     match (a, b) {
-        (V::I(x), V::I(y)) => match ty.family() {
-            "DECIMAL" => x.checked_sub(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
+        (V::I(x), V::I(y)) => match ty.layout() {
+            Some(Layout::Decimal128) => x.checked_sub(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
             _ => Some(V::I(wrap(x - y, ty))),
         },
         (V::F32(x), V::F32(y)) => Some(V::F32(x - y)),
@@ -124,8 +119,8 @@ fn zero_minus(v: &V, ty: &SqlType) -> Option<V> {
 
 fn add(a: &V, b: &V, ty: &SqlType) -> Option<V> {
     match (a, b) {
-        (V::I(x), V::I(y)) => match ty.family() {
-            "DECIMAL" => x.checked_add(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
+        (V::I(x), V::I(y)) => match ty.layout() {
+            Some(Layout::Decimal128) => x.checked_add(*y).filter(|s| s.abs() <= MAX_38).map(V::I),
             _ => Some(V::I(wrap(x + y, ty))),
         },
         (V::F32(x), V::F32(y)) => Some(V::F32(x + y)),
@@ -144,9 +139,9 @@ pub struct Model {
 
 impl Model {
     pub fn empty(&self) -> Ref {
-        let zero = match self.ty.map(|t| t.family()) {
-            Some("FLOAT") if self.function == "SUM0" => Some(V::F32(0.0)),
-            Some("FLOAT" | "DOUBLE") => Some(V::F64(0.0)),
+        let zero = match self.ty.and_then(|t| t.layout()) {
+            Some(Layout::Float32) if self.function == "SUM0" => Some(V::F32(0.0)),
+            Some(Layout::Float32 | Layout::Float64) => Some(V::F64(0.0)),
             _ => Some(V::I(0)),
         };
         match self.function {
@@ -168,7 +163,7 @@ impl Model {
         match (sum, value, self.ty) {
             (V::F64(s), V::F32(v), _) => Some(V::F64(s + f64::from(*v))),
             (V::F64(s), V::F64(v), _) => Some(V::F64(s + v)),
-            (V::I(s), V::I(v), Some(ty)) if ty.family() == "DECIMAL" => {
+            (V::I(s), V::I(v), Some(ty)) if ty.layout() == Some(Layout::Decimal128) => {
                 s.checked_add(*v).filter(|t| t.abs() <= MAX_38).map(V::I)
             }
             (V::I(s), V::I(v), _) => Some(V::I((s + v) as i64 as i128)),
@@ -181,7 +176,7 @@ impl Model {
         match (sum, value, self.ty) {
             (V::F64(s), V::F32(v), _) => Some(V::F64(s - f64::from(*v))),
             (V::F64(s), V::F64(v), _) => Some(V::F64(s - v)),
-            (V::I(s), V::I(v), Some(ty)) if ty.family() == "DECIMAL" => {
+            (V::I(s), V::I(v), Some(ty)) if ty.layout() == Some(Layout::Decimal128) => {
                 s.checked_sub(*v).filter(|t| t.abs() <= MAX_38).map(V::I)
             }
             (V::I(s), V::I(v), _) => Some(V::I((s - v) as i64 as i128)),
@@ -349,7 +344,7 @@ impl Model {
                 state.value = match (&state.value, &partial.value) {
                     (Some(V::F64(a)), Some(V::F64(b))) => Some(V::F64(a + b)),
                     (Some(V::I(a)), Some(V::I(b))) => match ty {
-                        Some(ty) if ty.family() == "DECIMAL" => {
+                        Some(ty) if ty.layout() == Some(Layout::Decimal128) => {
                             a.checked_add(*b).filter(|t| t.abs() <= MAX_38).map(V::I)
                         }
                         _ => Some(V::I((a + b) as i64 as i128)),
@@ -373,11 +368,11 @@ impl Model {
                 }
                 let n = state.count;
                 match (state.value.as_ref()?, self.ty.unwrap()) {
-                    (V::F64(s), ty) if ty.family() == "FLOAT" => {
+                    (V::F64(s), ty) if ty.layout() == Some(Layout::Float32) => {
                         Some(V::F32((s / n as f64) as f32))
                     }
                     (V::F64(s), _) => Some(V::F64(s / n as f64)),
-                    (V::I(s), ty) if ty.family() == "DECIMAL" => {
+                    (V::I(s), ty) if ty.layout() == Some(Layout::Decimal128) => {
                         let scale = ty.scale().unwrap();
                         avg_38(*s, n, scale, scale.max(6)).map(V::I)
                     }

@@ -21,7 +21,7 @@
 
 use std::fmt;
 
-use aggforge_runtime::types::SqlType;
+use aggforge_runtime::types::{Layout, SqlType};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -81,16 +81,17 @@ pub fn case(ty: Option<SqlType>, retracting: bool) -> BoxedStrategy<Case> {
         // COUNT(*) reads no argument; the value is never used.
         return rows_of(Just(Some(V::B(true))), false, retracting);
     };
-    match ty.family() {
-        "TINYINT" => nullable(integer(i8::MIN.into(), i8::MAX.into()), retracting),
-        "SMALLINT" => nullable(integer(i16::MIN.into(), i16::MAX.into()), retracting),
-        "INT" | "DATE" | "TIME" => nullable(integer(i32::MIN.into(), i32::MAX.into()), retracting),
-        "BIGINT" => nullable(integer(i64::MIN, i64::MAX), retracting),
-        "TIMESTAMP" if ty.precision() <= Some(3) => {
+    match ty.layout().expect("a type with a types.toml row") {
+        Layout::Int8 => nullable(integer(i8::MIN.into(), i8::MAX.into()), retracting),
+        Layout::Int16 => nullable(integer(i16::MIN.into(), i16::MAX.into()), retracting),
+        Layout::Int32 | Layout::Date32 | Layout::Time32Millisecond => {
+            nullable(integer(i32::MIN.into(), i32::MAX.into()), retracting)
+        }
+        Layout::Int64 | Layout::TimestampMillisecond => {
             nullable(integer(i64::MIN, i64::MAX), retracting)
         }
-        "DECIMAL" => nullable(decimal(ty.precision().unwrap()), retracting),
-        "FLOAT" => nullable(
+        Layout::Decimal128 => nullable(decimal(ty.precision().unwrap()), retracting),
+        Layout::Float32 => nullable(
             plain_or_edge(
                 &[1, 1],
                 (-1000i32..=1000).prop_map(|k| k as f32 / 8.0),
@@ -99,7 +100,7 @@ pub fn case(ty: Option<SqlType>, retracting: bool) -> BoxedStrategy<Case> {
             .prop_map(V::F32),
             retracting,
         ),
-        "DOUBLE" => nullable(
+        Layout::Float64 => nullable(
             plain_or_edge(
                 &[1, 1],
                 (-1000i32..=1000).prop_map(|k| f64::from(k) / 3.0),
@@ -108,15 +109,17 @@ pub fn case(ty: Option<SqlType>, retracting: bool) -> BoxedStrategy<Case> {
             .prop_map(V::F64),
             retracting,
         ),
-        "BOOLEAN" => nullable(any::<bool>().prop_map(V::B), retracting),
-        "CHAR" => nullable(short_string(4).prop_map(V::S), retracting),
-        "VARCHAR" => nullable(
+        Layout::Boolean => nullable(any::<bool>().prop_map(V::B), retracting),
+        // CHAR gets short strings, other UTF-8 rows short and long ones.
+        Layout::Utf8 if ty.family() == "CHAR" => {
+            nullable(short_string(4).prop_map(V::S), retracting)
+        }
+        Layout::Utf8 => nullable(
             (branch(&[4, 1]), short_string(3), long_string())
                 .prop_map(|(i, short, long)| V::S(if i == 0 { short } else { long })),
             retracting,
         ),
-        "TIMESTAMP" => nullable(timestamp(), retracting),
-        other => panic!("no value strategy for SQL family {other}"),
+        Layout::StructTimestamp => nullable(timestamp(), retracting),
     }
 }
 
