@@ -5,6 +5,10 @@ use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::quote;
 
+/// The environment variable that, when set, names the spec directory
+/// [`include_specs!`] reads instead of its argument.
+const SPECS_DIR_VAR: &str = "AGGFORGE_SPECS_DIR";
+
 /// Expands to the accumulators and registry generated from a spec
 /// directory and the state template declarations:
 /// `include_specs!("../specs", "src/templates")`.
@@ -19,6 +23,20 @@ use quote::quote;
 /// Each spec file and each template file is also `include_bytes!`d so
 /// editing it rebuilds the caller (a `build.rs` with `rerun-if-changed` on
 /// both directories catches new files).
+///
+/// # Overriding the spec directory
+///
+/// When the environment variable `AGGFORGE_SPECS_DIR` is set and not
+/// empty while the caller compiles, the macro reads the spec directory it
+/// names (an absolute path; a relative one is resolved against
+/// `CARGO_MANIFEST_DIR` like the literal) instead of the literal's. This is
+/// how a test builds the runtime from an edited copy of `specs/` without
+/// touching the workspace's (`runtime/tests/spec_copy.rs`). Cargo does not
+/// track a proc macro's environment reads, so the caller's `build.rs` must
+/// print `cargo:rerun-if-env-changed=AGGFORGE_SPECS_DIR` (and
+/// `rerun-if-changed` on the directory it names); the runtime's does. Build
+/// with the override into a separate `CARGO_TARGET_DIR`, or the next normal
+/// build recompiles the runtime from `specs/` again.
 #[proc_macro]
 pub fn include_specs(input: TokenStream) -> TokenStream {
     match expand(input.into()) {
@@ -63,6 +81,10 @@ fn expand(input: TokenStream2) -> Result<TokenStream2, Vec<String>> {
                 dir.display()
             )]
         })
+    };
+    let specs_arg = match std::env::var(SPECS_DIR_VAR) {
+        Ok(over) if !over.is_empty() => over,
+        _ => specs_arg,
     };
     let dir = resolve(&specs_arg, "spec")?;
     let templates = resolve(&templates_arg, "state template")?;

@@ -48,7 +48,8 @@ pub enum ParamKind {
 pub struct Family {
     /// The family's name, e.g. `TIMESTAMP_LTZ`.
     pub name: &'static str,
-    /// Spellings without parameters, e.g. `TIMESTAMP WITH LOCAL TIME ZONE`.
+    /// Spellings without parameters, e.g. `TIMESTAMP WITH LOCAL TIME ZONE`;
+    /// the first is how the runtime prints the type.
     pub spellings: &'static [&'static str],
     /// What its parameters mean.
     pub params: ParamKind,
@@ -249,8 +250,10 @@ impl SqlType {
 }
 
 impl fmt::Display for SqlType {
+    /// The family's first spelling with the kept parameters (or the alias
+    /// that fixes the length), which [`SqlType::from_str`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = self.family.name;
+        let name = self.family.spellings[0];
         if let Some(length) = self.length {
             if let Some((alias, _)) = self.family.aliases.iter().find(|(_, n)| *n == length) {
                 return f.write_str(alias);
@@ -363,6 +366,15 @@ mod tests {
         assert_eq!(SqlType::of("STRING").to_string(), "STRING");
         assert_eq!(SqlType::of("VARCHAR(2147483647)").to_string(), "STRING");
         assert_eq!(SqlType::of("VARCHAR(10)").length(), Some(10));
+        for family in families() {
+            let ty: SqlType = family.spellings[0].parse().unwrap();
+            assert_eq!(
+                ty.to_string().parse::<SqlType>().unwrap(),
+                ty,
+                "{}",
+                family.name
+            );
+        }
         assert!("DECIMAL(40,2)".parse::<SqlType>().is_err());
         assert!("DECIMAL(4,5)".parse::<SqlType>().is_err());
         assert!("INT(3)".parse::<SqlType>().is_err());
