@@ -6,7 +6,7 @@ use std::fmt;
 use crate::model::{Entry, Function, InputMode, Location, Phase, SpecSet};
 
 /// Both input modes, in listing order.
-pub const INPUT_MODES: [InputMode; 2] = [InputMode::InsertOnly, InputMode::Retracting];
+pub const INPUT_MODES: [InputMode; 2] = InputMode::ALL;
 
 /// Whether one combination is specialized.
 #[derive(Debug, Clone, PartialEq, Eq)]

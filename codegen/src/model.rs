@@ -276,63 +276,7 @@ impl StateTemplate {
     }
 }
 
-/// An aggregation phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Phase {
-    /// Stateful, raw rows in, changelog out.
-    Single,
-    /// Stateless per bundle, raw rows in, partials out.
-    Local,
-    /// Stateful, partials in, changelog out.
-    Global,
-}
-
-impl Phase {
-    /// Every phase.
-    pub const ALL: [Phase; 3] = [Phase::Single, Phase::Local, Phase::Global];
-
-    /// Spec spelling.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Phase::Single => "single",
-            Phase::Local => "local",
-            Phase::Global => "global",
-        }
-    }
-
-    /// Parses the spec spelling (case-insensitive).
-    pub fn parse(text: &str) -> Option<Phase> {
-        Phase::ALL
-            .into_iter()
-            .find(|p| p.as_str().eq_ignore_ascii_case(text))
-    }
-}
-
-/// Whether an entry accepts retractions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum InputMode {
-    /// Only +I rows.
-    InsertOnly,
-    /// +I, -U, +U, -D rows.
-    Retracting,
-}
-
-impl InputMode {
-    /// Spec spelling.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            InputMode::InsertOnly => "insert_only",
-            InputMode::Retracting => "retracting",
-        }
-    }
-
-    /// Parses the spec spelling.
-    pub fn parse(text: &str) -> Option<InputMode> {
-        [InputMode::InsertOnly, InputMode::Retracting]
-            .into_iter()
-            .find(|m| m.as_str() == text)
-    }
-}
+pub use aggforge_common::{InputMode, Phase};
 
 /// The scale part of a `DECIMAL(p, s)` type expression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

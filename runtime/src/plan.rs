@@ -221,8 +221,18 @@ impl AggPlan {
             key_columns: wire.key_columns,
             key_types: parse_types(&wire.key_types)?,
             calls,
-            phase: wire.phase.parse()?,
-            input: wire.input.parse()?,
+            phase: Phase::parse(&wire.phase).ok_or_else(|| {
+                AggError::Plan(format!(
+                    "unknown phase '{}' (expected single, local or global)",
+                    wire.phase
+                ))
+            })?,
+            input: InputMode::parse(&wire.input).ok_or_else(|| {
+                AggError::Plan(format!(
+                    "unknown input mode '{}' (expected insert_only or retracting)",
+                    wire.input
+                ))
+            })?,
             emission: Emission::parse(&wire.emission)?,
             generate_update_before: wire.generate_update_before,
             state_ttl_ms: wire.state_ttl_ms,
