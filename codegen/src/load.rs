@@ -271,6 +271,30 @@ pub(crate) struct RawItem<T> {
     pub raw: T,
 }
 
+/// Parses one TOML document; on a syntax error reports the first one (error
+/// recovery after it mostly reports its echoes), at its line, and returns
+/// `None`. `what` completes the message, e.g. ` in the template declaration`.
+pub(crate) fn parse_document<'a>(
+    source: &Source,
+    text: &'a str,
+    what: &str,
+    errors: &mut Vec<SpecError>,
+) -> Option<Spanned<DeTable<'a>>> {
+    let (document, syntax_errors) = DeTable::parse_recoverable(text);
+    if let Some(error) = syntax_errors.first() {
+        let span = error.span().unwrap_or(0..0);
+        errors.push(SpecError::new(
+            source.location(&span),
+            format!(
+                "TOML syntax error{what}: {}; fix the syntax",
+                error.message().trim_end()
+            ),
+        ));
+        return None;
+    }
+    Some(document)
+}
+
 /// The `[[key]]` arrays of one file, one per entry of `keys` in that order
 /// (empty when the file has none). Syntax errors and top-level keys not in
 /// `keys` go to `errors`.
@@ -281,20 +305,9 @@ fn read_tables<'a>(
     errors: &mut Vec<SpecError>,
 ) -> Vec<Vec<Spanned<DeValue<'a>>>> {
     let mut found: Vec<Vec<Spanned<DeValue<'a>>>> = keys.iter().map(|_| Vec::new()).collect();
-    let (document, syntax_errors) = DeTable::parse_recoverable(text);
-    // Error recovery after the first syntax error mostly reports its echoes,
-    // so only the first one is shown.
-    if let Some(error) = syntax_errors.first() {
-        let span = error.span().unwrap_or(0..0);
-        errors.push(SpecError::new(
-            source.location(&span),
-            format!(
-                "TOML syntax error: {}; fix the syntax",
-                error.message().trim_end()
-            ),
-        ));
+    let Some(document) = parse_document(source, text, "", errors) else {
         return found;
-    }
+    };
     let wanted = keys
         .iter()
         .map(|k| format!("[[{k}]]"))

@@ -28,7 +28,7 @@
 
 use std::path::{Path, PathBuf};
 
-use toml::de::{DeTable, DeValue};
+use toml::de::DeValue;
 use toml::Spanned;
 
 use crate::error::SpecError;
@@ -338,18 +338,8 @@ fn parse_decl(
     name: String,
     errors: &mut Vec<SpecError>,
 ) -> Option<RawDecl> {
-    let (document, syntax_errors) = DeTable::parse_recoverable(text);
-    if let Some(error) = syntax_errors.first() {
-        let span = error.span().unwrap_or(0..0);
-        errors.push(SpecError::new(
-            source.location(&span),
-            format!(
-                "TOML syntax error in the template declaration: {}; fix the syntax",
-                error.message().trim_end()
-            ),
-        ));
-        return None;
-    }
+    let document =
+        crate::load::parse_document(source, text, " in the template declaration", errors)?;
     let at = source.location(&(text.find(MARKER).unwrap_or(0)..0));
     let before = errors.len();
     let mut walk = Walk { source, errors };

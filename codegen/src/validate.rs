@@ -10,6 +10,7 @@
 mod declarations;
 mod entries;
 mod families;
+mod names;
 mod suggest;
 mod type_expr;
 mod types;

@@ -7,6 +7,7 @@ use crate::error::SpecError;
 use crate::load::{locate, RawFamily, RawItem};
 use crate::model::{Family, Location, ParamKind};
 
+use super::names::Names;
 use super::suggest::unknown_name;
 use super::type_expr::is_row_name;
 
@@ -74,35 +75,14 @@ pub(crate) fn check_families(
     errors: &mut Vec<SpecError>,
 ) -> FamilyTable {
     let mut table = FamilyTable::default();
-    let mut first_by_name: HashMap<String, Location> = HashMap::new();
+    let mut names = Names::default();
     let mut spelled: HashMap<String, (String, Location)> = HashMap::new();
     for item in items {
         let raw = &item.raw;
         let source = &item.source;
         let before = errors.len();
         let name = locate(source, &raw.name);
-        if !is_row_name(&name.value) {
-            errors.push(SpecError::new(
-                name.at.clone(),
-                format!(
-                    "family name `{}` must be upper-case letters, digits and underscores starting with a \
-                     letter, e.g. `TIMESTAMP_LTZ`",
-                    name.value
-                ),
-            ));
-        }
-        if let Some(first) = first_by_name.get(&name.value) {
-            errors.push(SpecError::new(
-                name.at.clone(),
-                format!(
-                    "family `{}` is already declared at {first}; rename or remove one of the two",
-                    name.value
-                ),
-            ));
-        } else {
-            first_by_name.insert(name.value.clone(), name.at.clone());
-            table.names.push(name.value.clone());
-        }
+        names.declare(&name, "family", "", "TIMESTAMP_LTZ", errors);
 
         let internal = locate(source, &raw.internal);
         if !INTERNALS.contains(&internal.value.as_str()) {
@@ -226,6 +206,7 @@ pub(crate) fn check_families(
             });
         }
     }
+    table.names = names.in_order;
     table
 }
 

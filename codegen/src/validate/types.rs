@@ -5,8 +5,6 @@
 //! Arrow layout fixes the access pattern and the carrier(s); the carrier
 //! fixes the MIN/MAX order. Error texts name the value to write instead.
 
-use std::collections::HashMap;
-
 use crate::error::SpecError;
 use crate::load::{locate, Located, RawItem, RawTypeRow};
 use crate::model::{
@@ -15,8 +13,8 @@ use crate::model::{
 
 use super::families::FamilyTable;
 
+use super::names::Names;
 use super::suggest::unknown_name;
-use super::type_expr::is_row_name;
 
 /// Largest precision any row may cover.
 const MAX_PRECISION: i64 = 38;
@@ -206,7 +204,7 @@ pub(crate) fn check_rows(
     errors: &mut Vec<SpecError>,
 ) -> TypeTable {
     let mut table = TypeTable::default();
-    let mut first_by_name: HashMap<String, Location> = HashMap::new();
+    let mut names = Names::default();
     let mut ranges: Vec<RangeSeen> = Vec::new();
     if items.is_empty() {
         return table;
@@ -216,28 +214,13 @@ pub(crate) fn check_rows(
         let source = &item.source;
         let before = errors.len();
         let name = locate(source, &raw.name);
-        if !is_row_name(&name.value) {
-            errors.push(SpecError::new(
-                name.at.clone(),
-                format!(
-                    "type row name `{}` must be upper-case letters, digits and underscores starting with a letter \
-                     (it becomes part of Rust identifiers), e.g. `DECIMAL_18`",
-                    name.value
-                ),
-            ));
-        }
-        if let Some(first) = first_by_name.get(&name.value) {
-            errors.push(SpecError::new(
-                name.at.clone(),
-                format!(
-                    "type row `{}` is already declared at {first}; rename or remove one of the two rows",
-                    name.value
-                ),
-            ));
-        } else {
-            first_by_name.insert(name.value.clone(), name.at.clone());
-            table.names.push(name.value.clone());
-        }
+        names.declare(
+            &name,
+            "type row",
+            " (it becomes part of Rust identifiers)",
+            "DECIMAL_18",
+            errors,
+        );
 
         let sql = locate(source, &raw.sql);
         let family = families.family(&sql.value);
@@ -402,6 +385,7 @@ pub(crate) fn check_rows(
             });
         }
     }
+    table.names = names.in_order;
     table
 }
 
