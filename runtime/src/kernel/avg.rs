@@ -138,7 +138,7 @@ impl<R: AvgRule> AvgState<R> {
     }
 
     /// Folds the selected rows of a bound argument column.
-    #[inline]
+    #[inline(always)]
     pub fn update(
         &mut self,
         column: <R::In as Binding>::Reader<'_>,
@@ -282,29 +282,54 @@ impl<R: AvgRule> AvgState<R> {
         )
     }
 
-    /// Merges partial columns `[sum, count]`.
-    pub fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32], name: &str) -> Result<()> {
+    /// Merges partial columns `[sum, count]` into the groups of checked
+    /// ids (all or nothing: nothing in the loop can fail).
+    pub fn merge(
+        &mut self,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+        name: &str,
+    ) -> Result<()> {
         let [sum_column, count_column] = partials else {
             return Err(AggError::Input(format!(
                 "{name}: expected partial columns [sum, count], got {}",
                 partials.len()
             )));
         };
+        let ids = groups.ids();
+        let len = ids.len();
+        if groups.num_groups() != self.sums.len()
+            || sum_column.len() < len
+            || count_column.len() < len
+        {
+            return Err(AggError::Input(format!(
+                "{name}: {len} partial rows for {} checked groups, state holds {}",
+                groups.num_groups(),
+                self.sums.len()
+            )));
+        }
         let sums_in = R::Sum::bind(sum_column, name)?;
         let counts_in = count_array(count_column, name)?;
-        for (i, &g) in group_ids.iter().enumerate() {
-            let g = super::group_index(g, self.sums.len(), name)?;
-            if sum_column.is_valid(i) {
-                R::merge(
-                    &mut self.sums[g],
-                    &mut self.valid[g],
-                    R::Sum::get(&sums_in, i),
-                );
+        let counts = counts_in.values();
+        let sum_nulls = sum_column.nulls().filter(|n| n.null_count() > 0);
+        let count_nulls = counts_in.nulls().filter(|n| n.null_count() > 0);
+        let (sums, valid, totals) = (
+            &mut self.sums[..],
+            &mut self.valid[..],
+            &mut self.counts[..],
+        );
+        for (i, &g) in ids.iter().enumerate() {
+            // `check_groups` built `groups` and checked every id below
+            // `num_groups`, which equals the state's length (checked above),
+            // so these indexes are in bounds and never panic.
+            let g = g as usize;
+            if sum_nulls.is_none_or(|n| n.is_valid(i)) {
+                R::merge(&mut sums[g], &mut valid[g], R::Sum::get(&sums_in, i));
             } else if R::MERGE_NULL_POISONS {
-                self.valid[g] = false;
+                valid[g] = false;
             }
-            if counts_in.is_valid(i) {
-                self.counts[g] = self.counts[g].wrapping_add(counts_in.value(i));
+            if count_nulls.is_none_or(|n| n.is_valid(i)) {
+                totals[g] = totals[g].wrapping_add(counts[i]);
             }
         }
         Ok(())

@@ -48,7 +48,7 @@ impl Counts {
     }
 
     /// Counts the selected rows.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, rows: &Rows, groups: &GroupIds<'_>) {
         let group_ids = groups.ids();
         let values = &mut self.values[..];

@@ -109,8 +109,9 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef>;
-    /// Merges partial columns (checked) into the listed groups.
-    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()>;
+    /// Merges partial columns (checked) into the groups of checked ids.
+    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], groups: &GroupIds<'_>)
+        -> Result<()>;
     /// The results of the listed groups.
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef>;
     /// The partial columns of the listed groups.
@@ -254,14 +255,14 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
     }
 
     fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
-        crate::kernel::check_groups(group_ids, self.state.len(), self.spec.name)?;
+        let groups = crate::kernel::check_groups(group_ids, self.state.len(), self.spec.name)?;
         let partials = crate::kernel::check_columns(
             partials,
             &self.spec.partial_types,
             group_ids.len(),
             self.spec.name,
         )?;
-        self.state.merge(&self.spec, partials, group_ids)
+        self.state.merge(&self.spec, partials, &groups)
     }
 
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {

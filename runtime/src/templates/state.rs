@@ -11,7 +11,7 @@ use crate::accumulator::BatchUpdate;
 use crate::error::{AggError, Result};
 use crate::kernel::multiset::JavaOrd;
 use crate::kernel::{
-    AvgRule, AvgState, Binding, CountedExtremes, Counts, MultisetRule, SlotRule, Slots,
+    AvgRule, AvgState, Binding, CountedExtremes, Counts, GroupIds, MultisetRule, SlotRule, Slots,
 };
 
 /// The calls every state kernel answers under the same names: its group
@@ -84,8 +84,13 @@ where
         )
     }
 
-    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
-        Slots::merge(self, &partials[0], group_ids, spec.name)
+    fn merge(
+        &mut self,
+        spec: &AccSpec,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+    ) -> Result<()> {
+        Slots::merge(self, &partials[0], groups.ids(), spec.name)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
@@ -160,8 +165,13 @@ where
         )
     }
 
-    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
-        AvgState::merge(self, partials, group_ids, spec.name)
+    fn merge(
+        &mut self,
+        spec: &AccSpec,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+    ) -> Result<()> {
+        AvgState::merge(self, partials, groups, spec.name)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
@@ -246,8 +256,13 @@ impl TemplateState for Counts {
         )
     }
 
-    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
-        Counts::merge(self, &partials[0], group_ids, spec.name)
+    fn merge(
+        &mut self,
+        spec: &AccSpec,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+    ) -> Result<()> {
+        Counts::merge(self, &partials[0], groups.ids(), spec.name)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
@@ -326,7 +341,12 @@ where
         )
     }
 
-    fn merge(&mut self, spec: &AccSpec, _partials: &[ArrayRef], _group_ids: &[u32]) -> Result<()> {
+    fn merge(
+        &mut self,
+        spec: &AccSpec,
+        _partials: &[ArrayRef],
+        _groups: &GroupIds<'_>,
+    ) -> Result<()> {
         Err(AggError::Plan(format!(
             "{} runs in the single phase only; it has no partials to merge",
             spec.name
