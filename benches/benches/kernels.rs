@@ -14,107 +14,21 @@
 
 use std::time::Duration;
 
-use aggforge_benches::data::{
-    type_for_row, with_retractions, Stream, BATCH_ROWS, FEW_KEYS, MANY_KEYS,
-};
-use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
+use aggforge_benches::data::{type_for_row, BATCH_ROWS, FEW_KEYS, MANY_KEYS};
+#[cfg(feature = "datafusion-compare")]
+use aggforge_benches::kernel_input::Bundle;
+use aggforge_benches::kernel_input::{bundles, fresh, partials_of};
 use aggforge_runtime::registry::{self, Admission};
-use aggforge_runtime::types::{InputMode, Phase, SqlType};
+use aggforge_runtime::types::Phase;
+#[cfg(feature = "datafusion-compare")]
+use aggforge_runtime::types::{InputMode, SqlType};
+#[cfg(feature = "datafusion-compare")]
 use arrow_array::ArrayRef;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-
-const SEED: u64 = 0x6B65_726E;
 
 /// One key setting: label, number of keys, bundles to cycle through.
 const KEY_SETTINGS: [(&str, usize, usize); 2] =
     [("64keys", FEW_KEYS, 4), ("1Mkeys", MANY_KEYS, 64)];
-
-/// One prepared input bundle.
-struct Bundle {
-    columns: Vec<ArrayRef>,
-    group_ids: Vec<u32>,
-    #[cfg_attr(not(feature = "datafusion-compare"), allow(dead_code))]
-    group_indices: Vec<usize>,
-    row_kinds: Option<Vec<i8>>,
-}
-
-impl Bundle {
-    fn update(&self) -> BatchUpdate<'_> {
-        BatchUpdate {
-            args: &self.columns,
-            group_ids: &self.group_ids,
-            filter: None,
-            row_kinds: self.row_kinds.as_deref(),
-        }
-    }
-}
-
-fn bundles(
-    admission: &Admission,
-    arg: Option<SqlType>,
-    num_keys: usize,
-    count: usize,
-) -> Result<Vec<Bundle>, String> {
-    let types: Vec<SqlType> = arg.into_iter().collect();
-    let stream = Stream::new(&types, num_keys, count, SEED);
-    stream
-        .groupings
-        .iter()
-        .zip(stream.columns)
-        .map(|(grouping, columns)| match admission.input {
-            InputMode::InsertOnly => Ok(Bundle {
-                columns,
-                group_ids: grouping.group_ids.clone(),
-                group_indices: grouping.group_indices.clone(),
-                row_kinds: None,
-            }),
-            InputMode::Retracting => {
-                let r =
-                    with_retractions(&columns, &grouping.group_ids).map_err(|e| e.to_string())?;
-                Ok(Bundle {
-                    columns: r.columns,
-                    group_indices: r.group_ids.iter().map(|&g| g as usize).collect(),
-                    group_ids: r.group_ids,
-                    row_kinds: Some(r.row_kinds),
-                })
-            }
-        })
-        .collect()
-}
-
-/// The local partials of every bundle: each row its own group, so the
-/// partial columns have one row per input row.
-fn partials_of(
-    admission: &Admission,
-    arg: Option<&SqlType>,
-    inputs: &[Bundle],
-) -> Result<Vec<Vec<ArrayRef>>, String> {
-    let identity: Vec<u32> = (0..BATCH_ROWS as u32).collect();
-    inputs
-        .iter()
-        .map(|b| {
-            let mut local = admission.create(arg).map_err(|e| e.to_string())?;
-            local.resize(BATCH_ROWS);
-            local
-                .update(&BatchUpdate {
-                    group_ids: &identity,
-                    ..b.update()
-                })
-                .map_err(|e| e.to_string())?;
-            local.partials(&identity).map_err(|e| e.to_string())
-        })
-        .collect()
-}
-
-fn fresh(
-    admission: &Admission,
-    arg: Option<&SqlType>,
-    num_keys: usize,
-) -> Result<Box<dyn GroupAccumulator>, String> {
-    let mut acc = admission.create(arg).map_err(|e| e.to_string())?;
-    acc.resize(num_keys);
-    Ok(acc)
-}
 
 fn bench_admission<M: criterion::measurement::Measurement>(
     group: &mut BenchmarkGroup<'_, M>,

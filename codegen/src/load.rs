@@ -32,19 +32,12 @@ pub fn load_dir(dir: &Path, templates: &Path) -> Result<SpecSet, SpecErrors> {
             format!("cannot read the spec directory: {e}; pass an existing directory holding types.toml"),
         )])
     })?;
-    let mut names = Vec::new();
-    for item in listing.flatten() {
-        let path = item.path();
-        if path.extension().is_some_and(|ext| ext == "toml") && path.is_file() {
-            if let Some(name) = path.file_name() {
-                names.push(name.to_os_string());
-            }
-        }
-    }
-    names.sort();
-    let mut files = Vec::new();
+    let paths = files_in(listing, "toml");
     let mut errors = Vec::new();
-    if !names.iter().any(|n| n == TYPES_FILE) {
+    if !paths
+        .iter()
+        .any(|p| p.file_name().is_some_and(|n| n == TYPES_FILE))
+    {
         errors.push(SpecError::new(
             Location {
                 file: dir.join(TYPES_FILE),
@@ -53,8 +46,32 @@ pub fn load_dir(dir: &Path, templates: &Path) -> Result<SpecSet, SpecErrors> {
             "the spec directory has no types.toml; every spec directory needs one to declare its type rows",
         ));
     }
-    for name in names {
-        let path = dir.join(&name);
+    let files = read_texts(paths, &mut errors);
+    if !errors.is_empty() {
+        return Err(SpecErrors(errors));
+    }
+    load_str(&files, &Templates::read_dir(templates))
+}
+
+/// The `*.EXT` files of a directory listing, sorted by path.
+pub(crate) fn files_in(listing: std::fs::ReadDir, ext: &str) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = listing
+        .flatten()
+        .map(|item| item.path())
+        .filter(|path| path.extension().is_some_and(|e| e == ext) && path.is_file())
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// The text of each file; one that cannot be read is an error at its
+/// line 1 and is left out.
+pub(crate) fn read_texts(
+    paths: Vec<PathBuf>,
+    errors: &mut Vec<SpecError>,
+) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    for path in paths {
         match std::fs::read_to_string(&path) {
             Ok(text) => files.push((path, text)),
             Err(e) => errors.push(SpecError::new(
@@ -66,10 +83,7 @@ pub fn load_dir(dir: &Path, templates: &Path) -> Result<SpecSet, SpecErrors> {
             )),
         }
     }
-    if !errors.is_empty() {
-        return Err(SpecErrors(errors));
-    }
-    load_str(&files, &Templates::read_dir(templates))
+    files
 }
 
 /// Loads and validates in-memory spec files given as (file name, text)

@@ -71,26 +71,8 @@ impl Templates {
                 ))
             }
         };
-        let mut paths: Vec<PathBuf> = listing
-            .flatten()
-            .map(|item| item.path())
-            .filter(|path| path.extension().is_some_and(|ext| ext == "rs") && path.is_file())
-            .collect();
-        paths.sort();
-        let mut files = Vec::new();
         let mut errors = Vec::new();
-        for path in paths {
-            match std::fs::read_to_string(&path) {
-                Ok(text) => files.push((path, text)),
-                Err(e) => errors.push(SpecError::new(
-                    Location {
-                        file: path,
-                        line: 1,
-                    },
-                    format!("cannot read the file: {e}; make it readable UTF-8 text"),
-                )),
-            }
-        }
+        let files = crate::load::read_texts(crate::load::files_in(listing, "rs"), &mut errors);
         let mut templates = Templates::from_sources(&files);
         errors.append(&mut templates.errors);
         templates.errors = errors;

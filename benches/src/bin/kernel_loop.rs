@@ -12,67 +12,12 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use aggforge_benches::data::{type_for_row, with_retractions, Stream, BATCH_ROWS, FEW_KEYS};
-use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
-use aggforge_runtime::registry::{self, Admission};
-use aggforge_runtime::types::{InputMode, SqlType};
-use arrow_array::ArrayRef;
+use aggforge_benches::data::{type_for_row, FEW_KEYS};
+use aggforge_benches::kernel_input::{bundles, fresh, partials_of};
+use aggforge_runtime::registry;
 
-const SEED: u64 = 0x6B65_726E;
+/// Bundles the loop cycles through (the kernel suite's 64-key setting).
 const BUNDLES: usize = 4;
-
-/// One prepared bundle: argument columns, group ids, row kinds.
-struct Bundle {
-    columns: Vec<ArrayRef>,
-    group_ids: Vec<u32>,
-    row_kinds: Option<Vec<i8>>,
-}
-
-impl Bundle {
-    fn update(&self) -> BatchUpdate<'_> {
-        BatchUpdate {
-            args: &self.columns,
-            group_ids: &self.group_ids,
-            filter: None,
-            row_kinds: self.row_kinds.as_deref(),
-        }
-    }
-}
-
-fn bundles(admission: &Admission, arg: Option<SqlType>) -> Result<Vec<Bundle>, String> {
-    let types: Vec<SqlType> = arg.into_iter().collect();
-    let stream = Stream::new(&types, FEW_KEYS, BUNDLES, SEED);
-    stream
-        .groupings
-        .iter()
-        .zip(stream.columns)
-        .map(|(grouping, columns)| match admission.input {
-            InputMode::InsertOnly => Ok(Bundle {
-                columns,
-                group_ids: grouping.group_ids.clone(),
-                row_kinds: None,
-            }),
-            InputMode::Retracting => {
-                let r =
-                    with_retractions(&columns, &grouping.group_ids).map_err(|e| e.to_string())?;
-                Ok(Bundle {
-                    columns: r.columns,
-                    group_ids: r.group_ids,
-                    row_kinds: Some(r.row_kinds),
-                })
-            }
-        })
-        .collect()
-}
-
-fn fresh(
-    admission: &Admission,
-    arg: Option<&SqlType>,
-) -> Result<Box<dyn GroupAccumulator>, String> {
-    let mut acc = admission.create(arg).map_err(|e| e.to_string())?;
-    acc.resize(FEW_KEYS);
-    Ok(acc)
-}
 
 fn run(name: &str, op: &str, count: usize) -> Result<(), String> {
     let admission = registry::all()
@@ -83,8 +28,8 @@ fn run(name: &str, op: &str, count: usize) -> Result<(), String> {
         Some(row) => Some(type_for_row(row).ok_or_else(|| format!("no bench type for {row}"))?),
         None => None,
     };
-    let inputs = bundles(admission, arg)?;
-    let mut acc = fresh(admission, arg.as_ref())?;
+    let inputs = bundles(admission, arg, FEW_KEYS, BUNDLES)?;
+    let mut acc = fresh(admission, arg.as_ref(), FEW_KEYS)?;
     match op {
         "update" => {
             for n in 0..count {
@@ -93,21 +38,7 @@ fn run(name: &str, op: &str, count: usize) -> Result<(), String> {
             }
         }
         "merge" => {
-            let identity: Vec<u32> = (0..BATCH_ROWS as u32).collect();
-            let partials = inputs
-                .iter()
-                .map(|b| {
-                    let mut local = admission.create(arg.as_ref()).map_err(|e| e.to_string())?;
-                    local.resize(BATCH_ROWS);
-                    local
-                        .update(&BatchUpdate {
-                            group_ids: &identity,
-                            ..b.update()
-                        })
-                        .map_err(|e| e.to_string())?;
-                    local.partials(&identity).map_err(|e| e.to_string())
-                })
-                .collect::<Result<Vec<_>, String>>()?;
+            let partials = partials_of(admission, arg.as_ref(), &inputs)?;
             for n in 0..count {
                 let i = n % BUNDLES;
                 acc.merge(&partials[i], &inputs[i].group_ids)
