@@ -203,14 +203,50 @@ impl<R: AvgRule> AvgState<R> {
 
     /// Folds the selected rows in order; rows `kinds` marks -U/-D are
     /// retracted ([`AvgRule::sub`], count - 1).
+    // Kept out of line: inlined next to `update`, its loop raised the
+    // register pressure of the insert-only loop (a reload per row).
+    #[inline(never)]
     pub fn update_signed(
         &mut self,
         column: <R::In as Binding>::Reader<'_>,
         rows: &Rows,
-        group_ids: &[u32],
+        groups: &GroupIds<'_>,
         kinds: &[i8],
     ) {
-        rows.for_each(|i| self.fold_row(&column, i, group_ids[i] as usize, kinds.get(i)));
+        let group_ids = groups.ids();
+        let n = rows.len();
+        if group_ids.len() != n
+            || groups.num_groups() != self.sums.len()
+            || self.valid.len() != self.sums.len()
+            || self.counts.len() != self.sums.len()
+            || R::In::rows(&column) < n
+            || kinds.len() < n
+        {
+            // Not reachable from the generated code; kept checked.
+            rows.for_each(|i| self.fold_row(&column, i, group_ids[i] as usize, kinds.get(i)));
+            return;
+        }
+        let sums = &mut self.sums[..];
+        let valid = &mut self.valid[..];
+        let counts = &mut self.counts[..];
+        // SAFETY: the walk yields only `i < n` (`Rows::new` checks its mask is
+        // `n` bits), and `n == group_ids.len() <= R::In::rows(&column)`,
+        // `n <= kinds.len()` (checked above); `g` is a checked id (`check_groups`,
+        // the only constructor of `GroupIds`), below `num_groups`, which equals
+        // `sums.len()`, `valid.len()` and `counts.len()`.
+        rows.for_each(|i| unsafe {
+            let g = *group_ids.get_unchecked(i) as usize;
+            let value = R::In::get_unchecked(&column, i);
+            let (sum, sum_valid) = (sums.get_unchecked_mut(g), valid.get_unchecked_mut(g));
+            let count = counts.get_unchecked_mut(g);
+            if super::is_retract(*kinds.get_unchecked(i)) {
+                R::sub(sum, sum_valid, value);
+                *count = count.wrapping_sub(1);
+            } else {
+                R::add(sum, sum_valid, value);
+                *count = count.wrapping_add(1);
+            }
+        });
     }
 
     #[inline(always)]

@@ -76,10 +76,28 @@ impl Counts {
 
     /// Counts the selected rows in order, each -U/-D row (by `kinds`)
     /// counting -1, as Flink's COUNT retracts.
-    pub fn update_signed(&mut self, rows: &Rows, group_ids: &[u32], kinds: &[i8]) {
-        rows.for_each(|i| {
-            let slot = &mut self.values[group_ids[i] as usize];
-            *slot = slot.wrapping_add(signed_one(kinds[i]));
+    // Kept out of line: inlined next to `update`, its loop raised the
+    // register pressure of the insert-only loop (a reload per row).
+    #[inline(never)]
+    pub fn update_signed(&mut self, rows: &Rows, groups: &GroupIds<'_>, kinds: &[i8]) {
+        let group_ids = groups.ids();
+        let n = rows.len();
+        let values = &mut self.values[..];
+        if group_ids.len() != n || groups.num_groups() != values.len() || kinds.len() < n {
+            // Not reachable from the generated code; kept checked.
+            rows.for_each(|i| {
+                let slot = &mut values[group_ids[i] as usize];
+                *slot = slot.wrapping_add(signed_one(kinds[i]));
+            });
+            return;
+        }
+        // SAFETY: the walk yields only `i < n` (`Rows::new` checks its mask is
+        // `n` bits), `n == group_ids.len()` and `n <= kinds.len()` (checked
+        // above); the id read is below `groups.num_groups()` (`check_groups`,
+        // the only constructor of `GroupIds`), which equals `values.len()`.
+        rows.for_each(|i| unsafe {
+            let slot = values.get_unchecked_mut(*group_ids.get_unchecked(i) as usize);
+            *slot = slot.wrapping_add(signed_one(*kinds.get_unchecked(i)));
         });
     }
 

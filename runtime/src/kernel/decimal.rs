@@ -20,20 +20,20 @@ pub const fn pow10(n: u32) -> u128 {
 /// returns null.
 #[inline]
 pub fn add_38(a: i128, b: i128) -> Option<i128> {
-    match a.checked_add(b) {
-        Some(sum) if (-MAX_38..=MAX_38).contains(&sum) => Some(sum),
-        _ => None,
-    }
+    a.checked_add(b).and_then(within_38)
+}
+
+/// `value` if it has at most 38 digits, else `None` (SQL NULL).
+#[inline(always)]
+pub fn within_38(value: i128) -> Option<i128> {
+    (-MAX_38..=MAX_38).contains(&value).then_some(value)
 }
 
 /// Difference of two DECIMAL(38, s) values of the same scale; `None` (SQL
 /// NULL) past 38 digits, as `DecimalDataUtils.subtract` returns null.
 #[inline]
 pub fn sub_38(a: i128, b: i128) -> Option<i128> {
-    match a.checked_sub(b) {
-        Some(diff) if (-MAX_38..=MAX_38).contains(&diff) => Some(diff),
-        _ => None,
-    }
+    a.checked_sub(b).and_then(within_38)
 }
 
 /// AVG of a DECIMAL(38, `sum_scale`) sum over `count` rows, as Flink

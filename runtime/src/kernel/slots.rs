@@ -124,7 +124,7 @@ impl<R: SlotRule> Slots<R> {
     }
 
     /// Folds the selected rows of a bound argument column.
-    #[inline]
+    #[inline(never)]
     pub fn update(
         &mut self,
         column: <R::In as Binding>::Reader<'_>,
@@ -188,14 +188,45 @@ impl<R: SlotRule> Slots<R> {
 
     /// Folds the selected rows in order, retracting ([`SlotRule::unfold`])
     /// the rows `kinds` marks -U/-D.
+    // Kept out of line: inlined next to `update`, its loop raised the
+    // register pressure of the insert-only loop (a reload per row).
+    #[inline(never)]
     pub fn update_signed(
         &mut self,
         column: <R::In as Binding>::Reader<'_>,
         rows: &Rows,
-        group_ids: &[u32],
+        groups: &GroupIds<'_>,
         kinds: &[i8],
     ) {
-        rows.for_each(|i| self.fold_row(&column, i, group_ids[i] as usize, kinds.get(i)));
+        let group_ids = groups.ids();
+        let n = rows.len();
+        if group_ids.len() != n
+            || groups.num_groups() != self.values.len()
+            || self.valid.len() != self.values.len()
+            || R::In::rows(&column) < n
+            || kinds.len() < n
+        {
+            // Not reachable from the generated code; kept checked.
+            rows.for_each(|i| self.fold_row(&column, i, group_ids[i] as usize, kinds.get(i)));
+            return;
+        }
+        let values = &mut self.values[..];
+        let valid = &mut self.valid[..];
+        // SAFETY: the walk yields only `i < n` (`Rows::new` checks its mask is
+        // `n` bits), and `n == group_ids.len() <= R::In::rows(&column)`,
+        // `n <= kinds.len()` (checked above); `g` is a checked id (`check_groups`,
+        // the only constructor of `GroupIds`), below `num_groups`, which equals
+        // `values.len()` and `valid.len()`.
+        rows.for_each(|i| unsafe {
+            let g = *group_ids.get_unchecked(i) as usize;
+            let value = R::In::get_unchecked(&column, i);
+            let (slot, slot_valid) = (values.get_unchecked_mut(g), valid.get_unchecked_mut(g));
+            if super::is_retract(*kinds.get_unchecked(i)) {
+                R::unfold(slot, slot_valid, value);
+            } else {
+                R::fold(slot, slot_valid, value);
+            }
+        });
     }
 
     #[inline(always)]

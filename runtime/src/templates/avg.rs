@@ -173,12 +173,12 @@ impl<A: SumArith, D: Division<A>, E: Equality<D::Out>> AvgRule for Avg<A, D, E> 
 
     #[inline(always)]
     fn add(sum: &mut SumOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
-        sticky::<A>(sum, valid, A::widen(A::In::read(value)), A::add)
+        sticky::<A>(sum, valid, A::widen(A::In::read(value)), A::add_arg)
     }
 
     #[inline(always)]
     fn sub(sum: &mut SumOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
-        sticky::<A>(sum, valid, A::widen(A::In::read(value)), A::sub)
+        sticky::<A>(sum, valid, A::widen(A::In::read(value)), A::sub_arg)
     }
 
     #[inline(always)]

@@ -342,6 +342,25 @@ pub trait SumArith: 'static {
         a: <Self::Acc as Scalar>::V,
         b: <Self::Acc as Scalar>::V,
     ) -> Option<<Self::Acc as Scalar>::V>;
+    /// `sum + value` for a held sum and a widened argument value: [`add`],
+    /// unless the argument's range allows a cheaper exact overflow check.
+    ///
+    /// [`add`]: SumArith::add
+    #[inline(always)]
+    fn add_arg(
+        sum: <Self::Acc as Scalar>::V,
+        value: <Self::Acc as Scalar>::V,
+    ) -> Option<<Self::Acc as Scalar>::V> {
+        Self::add(sum, value)
+    }
+    /// `sum - value`, as [`SumArith::add_arg`] adds.
+    #[inline(always)]
+    fn sub_arg(
+        sum: <Self::Acc as Scalar>::V,
+        value: <Self::Acc as Scalar>::V,
+    ) -> Option<<Self::Acc as Scalar>::V> {
+        Self::sub(sum, value)
+    }
 }
 
 /// Java integer arithmetic: wraps, never overflows to NULL.
@@ -496,6 +515,28 @@ where
     fn sub(a: i128, b: i128) -> Option<i128> {
         crate::kernel::decimal::sub_38(a, b)
     }
+
+    /// An argument of at most 64 bits (DECIMAL(p <= 18)) cannot overflow
+    /// the i128 addition: a held sum is within 38 digits (< 2^127 - 2^63)
+    /// and the value within 2^63, so only the 38-digit bound is checked.
+    #[inline(always)]
+    fn add_arg(sum: i128, value: i128) -> Option<i128> {
+        if std::mem::size_of::<In::V>() <= 8 {
+            crate::kernel::decimal::within_38(sum.wrapping_add(value))
+        } else {
+            crate::kernel::decimal::add_38(sum, value)
+        }
+    }
+
+    /// As [`Decimal38::add_arg`].
+    #[inline(always)]
+    fn sub_arg(sum: i128, value: i128) -> Option<i128> {
+        if std::mem::size_of::<In::V>() <= 8 {
+            crate::kernel::decimal::within_38(sum.wrapping_sub(value))
+        } else {
+            crate::kernel::decimal::sub_38(sum, value)
+        }
+    }
 }
 
 /// A sum operation (`SumArith::add` or `sub`) on the sum carrier of `A`.
@@ -549,5 +590,38 @@ pub(crate) fn restarting<A: SumArith>(
     } else {
         *sum = A::Acc::own(fresh);
         *valid = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::decimal::MAX_38;
+
+    /// The narrow-argument DECIMAL addition (no i128 overflow check) agrees
+    /// with the checked one on every held sum at and near the 38-digit
+    /// bounds and every 64-bit argument extreme.
+    #[test]
+    fn narrow_decimal_argument_arithmetic_matches_checked() {
+        type Narrow = Decimal38<Dec64>;
+        let sums = [-MAX_38, -MAX_38 + 5, -1, 0, 1, MAX_38 - 5, MAX_38];
+        let values = [i64::MIN, i64::MIN + 1, -5, 0, 5, i64::MAX];
+        for sum in sums {
+            for value in values.map(i128::from) {
+                assert_eq!(
+                    Narrow::add_arg(sum, value),
+                    Narrow::add(sum, value),
+                    "{sum} + {value}"
+                );
+                assert_eq!(
+                    Narrow::sub_arg(sum, value),
+                    Narrow::sub(sum, value),
+                    "{sum} - {value}"
+                );
+            }
+        }
+        assert_eq!(Narrow::add_arg(MAX_38 - 5, 5), Some(MAX_38));
+        assert_eq!(Narrow::add_arg(MAX_38 - 5, 6), None);
+        assert_eq!(Narrow::sub_arg(-MAX_38 + 5, 6), None);
     }
 }

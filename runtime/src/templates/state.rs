@@ -58,7 +58,7 @@ where
         let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
         match selected.kinds {
             Some(kinds) => {
-                Slots::update_signed(self, values, &selected.rows, selected.groups.ids(), kinds)
+                Slots::update_signed(self, values, &selected.rows, &selected.groups, kinds)
             }
             None => Slots::update(self, values, &selected.rows, &selected.groups),
         }
@@ -138,7 +138,7 @@ where
         let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
         match selected.kinds {
             Some(kinds) => {
-                AvgState::update_signed(self, values, &selected.rows, selected.groups.ids(), kinds)
+                AvgState::update_signed(self, values, &selected.rows, &selected.groups, kinds)
             }
             None => AvgState::update(self, values, &selected.rows, &selected.groups),
         }
@@ -231,9 +231,7 @@ impl TemplateState for Counts {
         let argument = count_argument(spec, batch)?;
         let selected = select::<RETRACTING>(spec, batch, self.len(), argument)?;
         match selected.kinds {
-            Some(kinds) => {
-                Counts::update_signed(self, &selected.rows, selected.groups.ids(), kinds)
-            }
+            Some(kinds) => Counts::update_signed(self, &selected.rows, &selected.groups, kinds),
             None => Counts::update(self, &selected.rows, &selected.groups),
         }
         Ok(())

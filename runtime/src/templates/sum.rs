@@ -39,7 +39,7 @@
 
 use std::marker::PhantomData;
 
-use super::rules::{restarting, Equality, Scalar, SumArith};
+use super::rules::{restarting, Equality, Scalar, SumArith, SumOp};
 use crate::kernel::{Binding, SlotRule};
 
 /// SUM with arithmetic `A`, results compared under `E`.
@@ -50,14 +50,20 @@ type AccOwned<A> = <<A as SumArith>::Acc as Binding>::Owned;
 type AccRef<'a, A> = <<A as SumArith>::Acc as Binding>::Ref<'a>;
 type InRef<'a, A> = <<A as SumArith>::In as Binding>::Ref<'a>;
 
-/// Adds `value` to a SUM slot: branch-free where the sum cannot overflow
-/// (the slot starts at the identity), else restarting once NULL.
+/// Adds `value` to a SUM slot with `op` (an argument's or a partial's
+/// addition): branch-free where the sum cannot overflow (the slot starts at
+/// the identity), else restarting once NULL.
 #[inline(always)]
-fn add<A: SumArith>(acc: &mut AccOwned<A>, valid: &mut bool, value: <A::Acc as Scalar>::V) {
+fn add<A: SumArith>(
+    acc: &mut AccOwned<A>,
+    valid: &mut bool,
+    value: <A::Acc as Scalar>::V,
+    op: SumOp<A>,
+) {
     if A::OVERFLOWS {
-        restarting::<A>(acc, valid, value, value, A::add);
+        restarting::<A>(acc, valid, value, value, op);
     } else {
-        if let Some(total) = A::add(A::Acc::held(acc), value) {
+        if let Some(total) = op(A::Acc::held(acc), value) {
             *acc = A::Acc::own(total);
         }
         *valid = true;
@@ -82,12 +88,12 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum<A, E> {
 
     #[inline(always)]
     fn fold(acc: &mut AccOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
-        add::<A>(acc, valid, A::widen(A::In::read(value)))
+        add::<A>(acc, valid, A::widen(A::In::read(value)), A::add_arg)
     }
 
     #[inline(always)]
     fn merge(acc: &mut AccOwned<A>, valid: &mut bool, value: AccRef<'_, A>) {
-        add::<A>(acc, valid, A::Acc::read(value))
+        add::<A>(acc, valid, A::Acc::read(value), A::add)
     }
 
     #[inline(always)]

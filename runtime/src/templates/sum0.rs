@@ -64,12 +64,12 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum0<A, E> {
 
     #[inline(always)]
     fn fold(acc: &mut AccOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
-        sticky::<A>(acc, valid, A::widen(A::In::read(value)), A::add)
+        sticky::<A>(acc, valid, A::widen(A::In::read(value)), A::add_arg)
     }
 
     #[inline(always)]
     fn unfold(acc: &mut AccOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
-        sticky::<A>(acc, valid, A::widen(A::In::read(value)), A::sub)
+        sticky::<A>(acc, valid, A::widen(A::In::read(value)), A::sub_arg)
     }
 
     #[inline(always)]

@@ -93,7 +93,7 @@ impl<A: SumArith, E: Equality<A::Acc>> AvgRule for SumRetract<A, E> {
     #[inline(always)]
     fn add(sum: &mut SumOwned<A>, valid: &mut bool, value: InRef<'_, A>) {
         let value = A::widen(A::In::read(value));
-        apply::<A>(sum, valid, value, value, A::add)
+        apply::<A>(sum, valid, value, value, A::add_arg)
     }
 
     #[inline(always)]
@@ -101,7 +101,7 @@ impl<A: SumArith, E: Equality<A::Acc>> AvgRule for SumRetract<A, E> {
         let value = A::widen(A::In::read(value));
         // `0 - x` (0.0 - x for floats, so a first retraction of 0.0 is 0.0).
         let fresh = A::sub(A::zero(), value).unwrap_or_else(A::zero);
-        apply::<A>(sum, valid, value, fresh, A::sub)
+        apply::<A>(sum, valid, value, fresh, A::sub_arg)
     }
 
     #[inline(always)]
