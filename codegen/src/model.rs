@@ -370,8 +370,11 @@ pub struct Declaration {
     pub inputs: Vec<InputMode>,
     /// Why it does not serve the other input mode, if it does not.
     pub input_reason: Option<String>,
-    /// Whether it serves the DISTINCT variant.
+    /// Whether it serves the DISTINCT variant itself.
     pub distinct: bool,
+    /// Whether it also serves DISTINCT calls under the DISTINCT view
+    /// (`runtime/src/templates/distinct.rs`, single phase).
+    pub distinct_view: bool,
     /// Phases it supports.
     pub phases: Vec<Phase>,
     /// Why it does not support the other phases, if it does not.
@@ -398,7 +401,17 @@ impl Declaration {
     pub fn serves(&self, function: Function, input: InputMode, distinct: bool) -> bool {
         self.functions.contains(&function)
             && self.inputs.contains(&input)
-            && self.distinct == distinct
+            && if distinct {
+                self.distinct || self.distinct_view
+            } else {
+                !self.distinct
+            }
+    }
+
+    /// Whether a DISTINCT entry with this template runs under the DISTINCT
+    /// view (the template itself keeps no set of values).
+    pub fn under_view(&self, distinct: bool) -> bool {
+        distinct && !self.distinct
     }
 }
 

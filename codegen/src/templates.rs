@@ -14,6 +14,8 @@
 //! input = ["insert_only"]               # the input modes it serves
 //! input_reason = "..."                  # why not the other mode (optional)
 //! distinct = false                      # whether it deduplicates (optional)
+//! distinct_view = true                  # also serves DISTINCT under the view of
+//!                                       # runtime/src/templates/distinct.rs (optional)
 //! phases = ["single", "local", "global"]
 //! phases_reason = "..."                 # why not the other phases (optional)
 //! numeric = ["integer", "float", "decimal"]  # optional: every class
@@ -167,6 +169,7 @@ pub(crate) struct RawDecl {
     pub input_at: Location,
     pub input_reason: Option<String>,
     pub distinct: bool,
+    pub distinct_view: bool,
     pub phases: Vec<Located<String>>,
     pub phases_at: Location,
     pub phases_reason: Option<String>,
@@ -310,8 +313,8 @@ impl Walk<'_> {
     }
 }
 
-const KEYS: &str = "functions, input, input_reason, distinct, phases, phases_reason, numeric, \
-                    partial, result, params";
+const KEYS: &str = "functions, input, input_reason, distinct, distinct_view, phases, \
+                    phases_reason, numeric, partial, result, params";
 
 /// Parses one declaration block.
 fn parse_decl(
@@ -334,6 +337,7 @@ fn parse_decl(
         input_at: at.clone(),
         input_reason: None,
         distinct: false,
+        distinct_view: false,
         phases: Vec::new(),
         phases_at: at.clone(),
         phases_reason: None,
@@ -363,6 +367,10 @@ fn parse_decl(
             "distinct" => match value.get_ref().as_bool() {
                 Some(b) => raw.distinct = b,
                 None => walk.error(key_at, "`distinct` must be true or false"),
+            },
+            "distinct_view" => match value.get_ref().as_bool() {
+                Some(b) => raw.distinct_view = b,
+                None => walk.error(key_at, "`distinct_view` must be true or false"),
             },
             "phases" => {
                 has_phases = true;

@@ -107,10 +107,12 @@ fn list_with_filters() {
         "{stdout}"
     );
     assert!(lines[1].ends_with("extreme.toml:24"), "{stdout}");
+    // The DISTINCT variant runs under the view, in the single phase only.
     assert!(
-        lines[2].contains("yes       not specialized  no entry"),
+        lines[2].contains("yes       not specialized  phase not listed in "),
         "{stdout}"
     );
+    assert!(lines[2].ends_with("distinct.toml:23"), "{stdout}");
     assert_eq!(lines[3], "1 of 2 combinations specialized");
     // Columns line up: STATUS starts at the same offset in every row.
     let column = lines[0].find("STATUS").unwrap();

@@ -30,9 +30,11 @@ fn real_matrix() {
     // SUM, SUM0, AVG in 3 phases, retracting MIN/MAX in the single phase only.
     let insert_only = 3 * types + 1 + 3 * numeric;
     let retracting = types + 1 + 3 * numeric;
+    // DISTINCT: every function but COUNT(*), both inputs, the single phase.
+    let distinct = 2 * (3 * types + 3 * numeric);
     assert_eq!(
         rows.iter().filter(|r| r.status.is_specialized()).count(),
-        insert_only * 3 + retracting * 3 + 2 * types
+        insert_only * 3 + retracting * 3 + 2 * types + distinct
     );
     let avg_int_global = rows
         .iter()
@@ -51,9 +53,18 @@ fn real_matrix() {
         }
         other => panic!("{other}"),
     }
-    assert!(rows
-        .iter()
-        .filter(|r| r.distinct)
+    let distinct_rows = || rows.iter().filter(|r| r.distinct);
+    assert_eq!(
+        distinct_rows()
+            .filter(|r| r.status.is_specialized())
+            .count(),
+        distinct
+    );
+    assert!(distinct_rows()
+        .filter(|r| r.status.is_specialized())
+        .all(|r| r.phase == Phase::Single));
+    assert!(distinct_rows()
+        .filter(|r| r.function == Function::CountStar)
         .all(|r| r.status == Status::NoEntry));
     // Over retracting input: COUNT, SUM, SUM0 and AVG in every phase, MIN/MAX
     // in the single phase.

@@ -26,9 +26,20 @@ fn real_specs_load() {
         .count();
     assert!(rows >= 15 && numeric == 8, "{rows} rows, {numeric} numeric");
     assert_eq!(specs.templates.len(), 8);
-    assert_eq!(specs.entries.len(), 12);
-    let specializations = specs.specializations();
-    assert_eq!(specializations.len(), 2 * (3 * rows + 1 + 3 * numeric));
+    // 12 plain entries and 10 DISTINCT ones (specs/distinct.toml).
+    assert_eq!(specs.entries.len(), 22);
+    let all = specs.specializations();
+    // Each input mode: every function plain, and every one but COUNT(*)
+    // DISTINCT.
+    assert_eq!(
+        all.len(),
+        2 * (3 * rows + 1 + 3 * numeric) + 2 * (3 * rows + 3 * numeric)
+    );
+    assert!(all
+        .iter()
+        .filter(|s| s.entry.distinct)
+        .all(|s| s.entry.phases == [aggforge_codegen::model::Phase::Single]));
+    let specializations: Vec<_> = all.iter().filter(|s| !s.entry.distinct).collect();
     let count = |f: Function, input: InputMode| {
         specializations
             .iter()
@@ -49,14 +60,14 @@ fn real_specs_load() {
         .iter()
         .filter(|e| e.functions == [Function::Sum])
         .all(|e| (e.state == StateTemplate::SumRetract) == (e.input == InputMode::Retracting)));
-    // Files in name order: avg, count, extreme, sum.
+    // Files in name order: avg, count, distinct, extreme, sum.
     assert_eq!(specs.entries[0].state, StateTemplate::Avg);
     assert!(specs.entries[0].location.file.ends_with("avg.toml"));
     assert_eq!(specs.entries[0].location.line, 9);
     let extreme = specs
         .entries
         .iter()
-        .find(|e| e.state == StateTemplate::RunningExtreme)
+        .find(|e| e.state == StateTemplate::RunningExtreme && !e.distinct)
         .unwrap();
     assert_eq!(extreme.location.line, 24);
     assert_eq!(extreme.phases, Phase::ALL.to_vec());

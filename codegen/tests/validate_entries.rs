@@ -294,13 +294,13 @@ fn input_mode_without_template_gives_the_declared_reason() {
 }
 
 #[test]
-fn distinct_needs_another_template() {
+fn distinct_runs_under_the_view_in_the_single_phase_only() {
     assert_entry_error(
         &with_line(SUM, 4, "distinct = true"),
-        4,
+        5,
         &[
-            "state template `sum` serves SUM over insert_only input, and it cannot deduplicate values",
-            "DISTINCT needs a template",
+            "DISTINCT over state template `sum` runs under the DISTINCT view",
+            "cannot run in the local phase: write phases = [\"single\"]",
         ],
     );
 }

@@ -366,12 +366,6 @@ pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
     let mut specializations = Vec::with_capacity(plan.calls.len());
     let mut admissions = Vec::with_capacity(plan.calls.len());
     for (i, call) in plan.calls.iter().enumerate() {
-        if call.distinct {
-            return Err(refuse(format!(
-                "call {i} ({}): DISTINCT aggregates are not supported yet",
-                call.function
-            )));
-        }
         if call.filter.is_some() {
             return Err(refuse(format!(
                 "call {i} ({}): FILTER (WHERE ...) is not supported yet",
@@ -493,7 +487,17 @@ mod tests {
 
         let mut distinct = sample();
         distinct.calls[0].distinct = true;
-        assert!(admit(&distinct).unwrap_err().reason.contains("DISTINCT"));
+        let admitted = admit(&distinct).unwrap();
+        assert!(
+            admitted.specializations[0].starts_with("SUM DISTINCT<"),
+            "{admitted:?}"
+        );
+        let arg = distinct.calls[0].arg_types[0];
+        let local = crate::registry::lookup("SUM", Some(&arg), Phase::Local, distinct.input, true);
+        assert!(
+            local.unwrap_err().reason.contains("phase local not listed"),
+            "the DISTINCT view runs in the single phase only"
+        );
         let mut filtered = sample();
         filtered.calls[0].filter = Some(2);
         assert!(admit(&filtered).unwrap_err().reason.contains("FILTER"));

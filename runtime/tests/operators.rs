@@ -164,11 +164,45 @@ fn bad_input_is_an_error_and_changes_nothing() {
 }
 
 #[test]
-fn plans_that_are_not_admitted_are_refused() {
+fn distinct_sums_each_value_once_and_emits_only_changes() {
     let mut p = sum_max(Emission::Immediate);
     p.calls[0].distinct = true;
+    let mut op = GroupAggOperator::new(p).unwrap();
+    let rows = opt_rows(
+        op.process(&kv(vec![1, 1, 1, 2, 1], vec![5, 5, 7, 5, 7]))
+            .unwrap(),
+    );
+    // A repeated value changes neither SUM(DISTINCT) nor MAX: no row.
+    assert_eq!(
+        rows,
+        strs(&["+I[1, 5, 5]", "-U[1, 5, 5]", "+U[1, 12, 7]", "+I[2, 5, 5]"])
+    );
+    // The DISTINCT views are state: they survive a snapshot and restore.
+    let snapshot = op.snapshot().unwrap();
+    let mut restored = GroupAggOperator::new(op.plan().clone()).unwrap();
+    restored.restore(&snapshot).unwrap();
+    let next = kv(vec![1, 1], vec![7, 9]);
+    assert_eq!(
+        opt_rows(restored.process(&next).unwrap()),
+        strs(&["-U[1, 12, 7]", "+U[1, 21, 9]"])
+    );
+}
+
+#[test]
+fn plans_that_are_not_admitted_are_refused() {
+    let mut p = sum_max(Emission::Immediate);
+    p.calls[0].filter = Some(1);
     let err = GroupAggOperator::new(p).unwrap_err().to_string();
-    assert!(err.contains("DISTINCT"), "{err}");
+    assert!(err.contains("FILTER"), "{err}");
+    let mut p = sum_max(Emission::Immediate);
+    p.calls[0].distinct = true;
+    p.emission = Emission::MiniBatch;
+    p.phase = Phase::Local;
+    let err = GroupAggOperator::new(p).unwrap_err().to_string();
+    assert!(
+        err.contains("phase local not listed for SUM DISTINCT<BIGINT>"),
+        "{err}"
+    );
     let mut p = sum_max(Emission::Immediate);
     p.phase = Phase::Global;
     assert!(GroupAggOperator::new(p).is_err());

@@ -43,11 +43,7 @@ fn fold_row(model: &Model, state: &mut Ref, batch: &Batch, i: usize) {
     if !batch.counts(i) {
         return;
     }
-    if batch.retracts(i) {
-        model.unfold(state, &batch.values[i]);
-    } else {
-        model.fold(state, &batch.values[i]);
-    }
+    model.apply(state, &batch.values[i], batch.retracts(i));
 }
 
 fn args_of(batch: &Batch, ty: Option<&SqlType>, arg_type: Option<&DataType>) -> Vec<ArrayRef> {

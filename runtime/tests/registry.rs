@@ -86,7 +86,7 @@ fn undeclared_combinations_are_not_admitted_with_a_reason() {
         bool,
         &'static str,
     );
-    let cases: [Case; 6] = [
+    let cases: [Case; 7] = [
         (
             "SUM",
             Some("DATE"),
@@ -106,10 +106,18 @@ fn undeclared_combinations_are_not_admitted_with_a_reason() {
         (
             "COUNT",
             Some("INT"),
+            Phase::Global,
+            InputMode::InsertOnly,
+            true,
+            "phase global not listed for COUNT DISTINCT<INT>/insert_only",
+        ),
+        (
+            "COUNT",
+            None,
             Phase::Single,
             InputMode::InsertOnly,
             true,
-            "no DISTINCT specialization",
+            "COUNT_STAR<*>/insert_only has no DISTINCT specialization",
         ),
         (
             "MEDIAN",

@@ -33,6 +33,15 @@ pub(crate) fn specialization(
         partial_types,
         scales,
     } = parts(specs, spec)?;
+    let state = if spec.template.under_view(spec.entry.distinct) {
+        let row = spec.ty.ok_or_else(|| {
+            EmitError::new(&spec.entry.location, "DISTINCT needs an argument type")
+        })?;
+        let key = row_column(row)?.binding;
+        quote!(crate::templates::distinct::Distinct<#state, #key>)
+    } else {
+        state
+    };
     let row_check = match spec.ty {
         Some(row) => {
             let row_name = &row.name;

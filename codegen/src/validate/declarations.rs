@@ -291,6 +291,7 @@ fn check_decl(raw: &RawDecl, errors: &mut Vec<SpecError>) -> Option<CheckedDecl>
             inputs,
             input_reason: raw.input_reason.clone(),
             distinct: raw.distinct,
+            distinct_view: raw.distinct_view,
             phases,
             phases_reason: raw.phases_reason.clone(),
             numeric,

@@ -395,11 +395,7 @@ where
         vec![
             value_type.clone(),
             DataType::Int64,
-            DataType::List(Arc::new(Field::new(
-                "item",
-                DataType::Struct(entry_fields(value_type)),
-                false,
-            ))),
+            counted_list_type(value_type),
         ]
     }
 
@@ -435,26 +431,11 @@ where
         }
         let entries = keys.len();
         let key_column = R::Val::build(keys, vec![true; entries], value_type)?;
-        let entries = StructArray::try_new(
-            entry_fields(value_type),
-            vec![key_column, Arc::new(Int64Array::from(counts))],
-            None,
-        )?;
-        let list_field = Arc::new(Field::new(
-            "item",
-            DataType::Struct(entry_fields(value_type)),
-            false,
-        ));
-        let map = ListArray::try_new(
-            list_field,
-            OffsetBuffer::from_lengths(offsets),
-            Arc::new(entries),
-            None,
-        )?;
+        let map = counted_list(value_type, key_column, counts, offsets)?;
         Ok(vec![
             R::Val::build(extremes, extreme_valid, value_type)?,
             Arc::new(Int64Array::from(sizes)),
-            Arc::new(map),
+            map,
         ])
     }
 
@@ -471,23 +452,8 @@ where
             .as_any()
             .downcast_ref::<Int64Array>()
             .ok_or_else(|| AggError::Input(format!("{name}: map_size is not Int64")))?;
-        let map = map
-            .as_any()
-            .downcast_ref::<ListArray>()
-            .ok_or_else(|| AggError::Input(format!("{name}: the map is not a list")))?;
-        let entries = map
-            .values()
-            .as_any()
-            .downcast_ref::<StructArray>()
-            .ok_or_else(|| AggError::Input(format!("{name}: map entries are not structs")))?;
-        let key_column = entries.column(0).clone();
-        let keys = R::Val::bind(&key_column, name)?;
-        let counts = entries
-            .column(1)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .ok_or_else(|| AggError::Input(format!("{name}: map counts are not Int64")))?;
-        let offsets = map.value_offsets();
+        let (offsets, key_column, counts) = read_counted_list(map, name)?;
+        let keys = R::Val::bind(key_column, name)?;
         for (i, &g) in groups.iter().enumerate() {
             let g = super::group_index(g, self.groups.len(), name)?;
             let mut group = Group::default();
@@ -524,4 +490,63 @@ fn entry_fields(value_type: &DataType) -> Fields {
         Field::new("key", value_type.clone(), false),
         Field::new("count", DataType::Int64, false),
     ])
+}
+
+/// The Arrow type of a snapshot column of counted values per group: a list
+/// of `{key, count}` (the multisets here, the DISTINCT views).
+pub(crate) fn counted_list_type(value_type: &DataType) -> DataType {
+    DataType::List(Arc::new(Field::new(
+        "item",
+        DataType::Struct(entry_fields(value_type)),
+        false,
+    )))
+}
+
+/// A [`counted_list_type`] column: group `i` holds the next `lengths[i]`
+/// of the keys and counts.
+pub(crate) fn counted_list(
+    value_type: &DataType,
+    keys: ArrayRef,
+    counts: Vec<i64>,
+    lengths: Vec<usize>,
+) -> Result<ArrayRef> {
+    let entries = StructArray::try_new(
+        entry_fields(value_type),
+        vec![keys, Arc::new(Int64Array::from(counts))],
+        None,
+    )?;
+    let field = Arc::new(Field::new(
+        "item",
+        DataType::Struct(entry_fields(value_type)),
+        false,
+    ));
+    let list = ListArray::try_new(
+        field,
+        OffsetBuffer::from_lengths(lengths),
+        Arc::new(entries),
+        None,
+    )?;
+    Ok(Arc::new(list))
+}
+
+/// The offsets, key column and counts of a [`counted_list`] column.
+pub(crate) fn read_counted_list<'a>(
+    column: &'a ArrayRef,
+    name: &str,
+) -> Result<(&'a [i32], &'a ArrayRef, &'a Int64Array)> {
+    let list = column
+        .as_any()
+        .downcast_ref::<ListArray>()
+        .ok_or_else(|| AggError::Input(format!("{name}: the counted values are not a list")))?;
+    let entries = list
+        .values()
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .ok_or_else(|| AggError::Input(format!("{name}: counted entries are not structs")))?;
+    let counts = entries
+        .column(1)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .ok_or_else(|| AggError::Input(format!("{name}: the counts are not Int64")))?;
+    Ok((list.value_offsets(), entries.column(0), counts))
 }

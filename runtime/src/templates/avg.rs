@@ -17,6 +17,7 @@
 //! # aggforge-declaration
 //! functions = ["AVG"]
 //! input = ["insert_only", "retracting"]
+//! distinct_view = true
 //! phases = ["single", "local", "global"]
 //! numeric = ["integer", "float", "decimal"]
 //!

@@ -15,6 +15,7 @@
 //! # aggforge-declaration
 //! functions = ["COUNT"]
 //! input = ["insert_only", "retracting"]
+//! distinct_view = true
 //! phases = ["single", "local", "global"]
 //! partial = [{ name = "count", type = "BIGINT" }]
 //! result = "BIGINT"

@@ -17,6 +17,7 @@
 //! functions = ["MIN", "MAX"]
 //! input = ["retracting"]
 //! input_reason = "insert-only MIN/MAX keep one running extreme, template running_extreme"
+//! distinct_view = true
 //! phases = ["single"]
 //! phases_reason = """Flink's two-phase accumulator holds the multiset in a MapView, which has \
 //! no Arrow partial layout here"""

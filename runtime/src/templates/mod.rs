@@ -21,6 +21,7 @@ pub mod avg;
 pub mod count;
 pub mod count_star;
 pub mod counted_extreme;
+pub mod distinct;
 pub mod rules;
 pub mod running_extreme;
 mod state;

@@ -15,6 +15,7 @@
 //! input = ["insert_only"]
 //! input_reason = """over retracting input MIN/MAX keep a counted multiset of values per group \
 //! (Flink's MinWithRetractAggFunction), template counted_extreme"""
+//! distinct_view = true
 //! phases = ["single", "local", "global"]
 //! partial = [{ name = "value", type = "arg" }]
 //! result = "arg"

@@ -18,6 +18,7 @@
 //! input = ["insert_only"]
 //! input_reason = """retracting SUM keeps a count of values too, so a retraction can bring \
 //! the sum back to NULL (Flink's SumWithRetractAggFunction), template sum_retract"""
+//! distinct_view = true
 //! phases = ["single", "local", "global"]
 //! numeric = ["integer", "float", "decimal"]
 //!

@@ -14,6 +14,7 @@
 //! # aggforge-declaration
 //! functions = ["SUM0"]
 //! input = ["insert_only", "retracting"]
+//! distinct_view = true
 //! phases = ["single", "local", "global"]
 //! numeric = ["integer", "float", "decimal"]
 //!

@@ -17,6 +17,7 @@
 //! functions = ["SUM"]
 //! input = ["retracting"]
 //! input_reason = "insert-only SUM needs no count of values, template sum"
+//! distinct_view = true
 //! phases = ["single", "local", "global"]
 //! numeric = ["integer", "float", "decimal"]
 //!

@@ -83,6 +83,26 @@ pub struct Ref {
     count: i64,
     /// MIN/MAX over retractions: the counted values (Flink's MapView).
     map: Vec<(V, i64)>,
+    /// DISTINCT: each value seen and its multiplicity (Flink's distinct
+    /// MapView), compared as boxed Java values.
+    view: Vec<(V, i64)>,
+}
+
+/// Java's boxed `equals`: floats by `doubleToLongBits` (NaNs one value,
+/// 0.0 and -0.0 different), the rest by value.
+fn boxed_equal(a: &V, b: &V) -> bool {
+    let bits = |x: f64| {
+        if x.is_nan() {
+            f64::NAN.to_bits()
+        } else {
+            x.to_bits()
+        }
+    };
+    match (a, b) {
+        (V::F32(x), V::F32(y)) => bits(f64::from(*x)) == bits(f64::from(*y)),
+        (V::F64(x), V::F64(y)) => bits(*x) == bits(*y),
+        _ => a == b,
+    }
 }
 
 fn wrap(v: i128, ty: &SqlType) -> i128 {
@@ -135,9 +155,48 @@ pub struct Model {
     pub ty: Option<SqlType>,
     /// Over retracting input (SUM is then SumWithRetractAggFunction).
     pub retracting: bool,
+    /// AGG(DISTINCT x): values pass through the distinct view.
+    pub distinct: bool,
 }
 
 impl Model {
+    /// Folds (or, `retract`, retracts) one row's value: directly, or for
+    /// DISTINCT through the view, as Flink's DistinctAggCodeGen does (an
+    /// insert accumulates when its count was 0, a retraction retracts when
+    /// its count was 1; a count of 0 removes the entry; NULLs, which every
+    /// inner aggregate ignores, are left out of the view).
+    pub fn apply(&self, state: &mut Ref, value: &Option<V>, retract: bool) {
+        if !self.distinct {
+            if retract {
+                self.unfold(state, value);
+            } else {
+                self.fold(state, value);
+            }
+            return;
+        }
+        let Some(v) = value else { return };
+        let delta = if retract { -1 } else { 1 };
+        let before = match state.view.iter().position(|(k, _)| boxed_equal(k, v)) {
+            Some(at) => {
+                let before = state.view[at].1;
+                state.view[at].1 += delta;
+                if state.view[at].1 == 0 {
+                    state.view.remove(at);
+                }
+                before
+            }
+            None => {
+                state.view.push((v.clone(), delta));
+                0
+            }
+        };
+        if !retract && before == 0 {
+            self.fold(state, value);
+        } else if retract && before == 1 {
+            self.unfold(state, value);
+        }
+    }
+
     pub fn empty(&self) -> Ref {
         let zero = match self.ty.and_then(|t| t.layout()) {
             Some(Layout::Float32) if self.function == "SUM0" => Some(V::F32(0.0)),
@@ -149,11 +208,13 @@ impl Model {
                 value: zero,
                 count: 0,
                 map: Vec::new(),
+                view: Vec::new(),
             },
             _ => Ref {
                 value: None,
                 count: 0,
                 map: Vec::new(),
+                view: Vec::new(),
             },
         }
     }
@@ -401,5 +462,6 @@ pub fn model_of(admission: &Admission) -> Model {
         function,
         ty: admission.type_row.map(sql_type),
         retracting: admission.input == InputMode::Retracting,
+        distinct: admission.distinct,
     }
 }

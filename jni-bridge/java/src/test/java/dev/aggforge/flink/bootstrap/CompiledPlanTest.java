@@ -125,10 +125,20 @@ class CompiledPlanTest {
     }
 
     @Test
-    void aStockPlanAggforgeDoesNotRunStaysOnFlink() throws Exception {
+    void aStockSinglePhaseDistinctPlanRunsNatively() throws Exception {
         assertStockPlanParity(
                 RunOptions.defaults(),
                 "INSERT INTO snk SELECT k, COUNT(DISTINCT v) FROM src GROUP BY k",
+                "k BIGINT, n BIGINT",
+                5000,
+                1);
+    }
+
+    @Test
+    void aStockPlanAggforgeDoesNotRunStaysOnFlink() throws Exception {
+        assertStockPlanParity(
+                RunOptions.defaults(),
+                "INSERT INTO snk SELECT k, COUNT(v) FILTER (WHERE v > 0) FROM src GROUP BY k",
                 "k BIGINT, n BIGINT",
                 0,
                 0);
