@@ -366,12 +366,6 @@ pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
     let mut specializations = Vec::with_capacity(plan.calls.len());
     let mut admissions = Vec::with_capacity(plan.calls.len());
     for (i, call) in plan.calls.iter().enumerate() {
-        if call.filter.is_some() {
-            return Err(refuse(format!(
-                "call {i} ({}): FILTER (WHERE ...) is not supported yet",
-                call.function
-            )));
-        }
         let admission = plan
             .lookup(call)
             .map_err(|e| refuse(format!("call {i} ({}): {}", call.function, e.reason)))?;
@@ -500,7 +494,10 @@ mod tests {
         );
         let mut filtered = sample();
         filtered.calls[0].filter = Some(2);
-        assert!(admit(&filtered).unwrap_err().reason.contains("FILTER"));
+        assert!(
+            admit(&filtered).is_ok(),
+            "FILTER is a boolean column of the input"
+        );
         let mut retracting = sample();
         retracting.input = InputMode::Retracting;
         let admitted = admit(&retracting).unwrap();

@@ -10,7 +10,9 @@ use aggforge_runtime::error::AggError;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{Phase, SqlType};
-use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+};
 use common::*;
 
 fn string() -> SqlType {
@@ -189,11 +191,49 @@ fn distinct_sums_each_value_once_and_emits_only_changes() {
 }
 
 #[test]
+fn a_filter_column_selects_the_rows_a_call_folds() {
+    let mut p = sum_max(Emission::Immediate);
+    p.calls[0].filter = Some(2);
+    let mut op = GroupAggOperator::new(p.clone()).unwrap();
+    let filtered = batch(vec![
+        Arc::new(Int32Array::from(vec![1, 1, 1])) as ArrayRef,
+        Arc::new(Int64Array::from(vec![5, 7, 9])) as ArrayRef,
+        Arc::new(BooleanArray::from(vec![Some(true), None, Some(false)])) as ArrayRef,
+    ]);
+    // SUM(v) FILTER (...) folds the first row only (NULL counts as false);
+    // MAX(v) every row.
+    assert_eq!(
+        opt_rows(op.process(&filtered).unwrap()),
+        strs(&[
+            "+I[1, 5, 5]",
+            "-U[1, 5, 5]",
+            "+U[1, 5, 7]",
+            "-U[1, 5, 7]",
+            "+U[1, 5, 9]"
+        ])
+    );
+    let mut op = GroupAggOperator::new(p).unwrap();
+    let err = op.process(&kv(vec![1], vec![5])).unwrap_err().to_string();
+    assert!(err.contains("the FILTER of call 0 is column 2"), "{err}");
+    let not_boolean = batch(vec![
+        Arc::new(Int32Array::from(vec![1])) as ArrayRef,
+        Arc::new(Int64Array::from(vec![5])) as ArrayRef,
+        Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+    ]);
+    let err = op.process(&not_boolean).unwrap_err().to_string();
+    assert!(
+        err.contains("the FILTER of call 0 (column 2) has type Int64, expected Boolean"),
+        "{err}"
+    );
+    assert_eq!(op.num_groups(), 0, "a bad batch changes nothing");
+}
+
+#[test]
 fn plans_that_are_not_admitted_are_refused() {
     let mut p = sum_max(Emission::Immediate);
-    p.calls[0].filter = Some(1);
+    p.calls[0].function = "MEDIAN".into();
     let err = GroupAggOperator::new(p).unwrap_err().to_string();
-    assert!(err.contains("FILTER"), "{err}");
+    assert!(err.contains("no spec entry for function MEDIAN"), "{err}");
     let mut p = sum_max(Emission::Immediate);
     p.calls[0].distinct = true;
     p.emission = Emission::MiniBatch;

@@ -83,7 +83,13 @@ impl GroupAggOperator {
 
         let mut changed = vec![false; rows];
         let ids = std::mem::take(&mut self.ids);
-        let traced = self.traced_update(&input.args, &ids, None, input.row_kinds, &mut changed);
+        let traced = self.traced_update(
+            (&input.args, &input.filters),
+            &ids,
+            None,
+            input.row_kinds,
+            &mut changed,
+        );
         self.ids = ids;
         let traced = traced?;
         for &g in &self.ids {
@@ -118,18 +124,19 @@ impl GroupAggOperator {
     /// counter plainly.
     fn traced_update(
         &mut self,
-        args: &[Vec<ArrayRef>],
+        (args, filters): (&[Vec<ArrayRef>], &[Option<BooleanArray>]),
         group_ids: &[u32],
-        filter: Option<&BooleanArray>,
+        accepted: Option<&BooleanArray>,
         row_kinds: Option<&[i8]>,
         changed: &mut [bool],
     ) -> Result<Vec<ArrayRef>> {
         let mut traced = Vec::with_capacity(self.visible);
-        for (c, (acc, args)) in self.accs.iter_mut().zip(args).enumerate() {
+        for (c, ((acc, args), filter)) in self.accs.iter_mut().zip(args).zip(filters).enumerate() {
+            let rows = super::input::call_rows(filter.as_ref(), accepted);
             let update = BatchUpdate {
                 args,
                 group_ids,
-                filter,
+                filter: rows.as_ref(),
                 row_kinds,
             };
             if c < self.visible {
@@ -257,9 +264,14 @@ impl GroupAggOperator {
             .iter()
             .map(|cols| cols.iter().map(|a| a.slice(start, len)).collect())
             .collect();
+        let filters: Vec<Option<BooleanArray>> = input
+            .filters
+            .iter()
+            .map(|f| f.as_ref().map(|f| f.slice(start, len)))
+            .collect();
         let mut changed = vec![false; len];
         let traced = self.traced_update(
-            &args,
+            (&args, &filters),
             piece_ids,
             filter.as_ref(),
             Some(&kinds[start..end]),

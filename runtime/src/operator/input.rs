@@ -2,7 +2,7 @@
 //! partial) columns and the optional `$row_kind` column, with every check
 //! done before any state changes.
 
-use arrow_array::{Array, ArrayRef, Int8Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int8Array, RecordBatch};
 use arrow_schema::DataType;
 
 use crate::error::{AggError, Result};
@@ -13,6 +13,8 @@ pub(crate) struct Input<'a> {
     pub keys: Vec<ArrayRef>,
     /// Argument columns (partial columns for the global phase) per call.
     pub args: Vec<Vec<ArrayRef>>,
+    /// Each call's FILTER (WHERE ...) column, if it has one.
+    pub filters: Vec<Option<BooleanArray>>,
     /// Row kinds, when the batch has a `$row_kind` column.
     pub row_kinds: Option<&'a [i8]>,
     pub num_rows: usize,
@@ -32,13 +34,32 @@ fn column(batch: &RecordBatch, index: usize, what: &str) -> Result<ArrayRef> {
     Ok(batch.column(index).clone())
 }
 
+/// The rows a call folds: its FILTER column (a NULL counts as false),
+/// ANDed with the rows the operator accepts (`accepted`), if either is set.
+pub(crate) fn call_rows(
+    filter: Option<&BooleanArray>,
+    accepted: Option<&BooleanArray>,
+) -> Option<BooleanArray> {
+    let mask = |a: &BooleanArray| match a.nulls() {
+        Some(nulls) => a.values() & nulls.inner(),
+        None => a.values().clone(),
+    };
+    match (filter, accepted) {
+        (None, None) => None,
+        (Some(f), None) => Some(BooleanArray::new(mask(f), None)),
+        (None, Some(a)) => Some(BooleanArray::new(mask(a), None)),
+        (Some(f), Some(a)) => Some(BooleanArray::new(&mask(f) & &mask(a), None)),
+    }
+}
+
 /// Checks `batch` and picks its columns. `arg_types[c]` are the Arrow
-/// types call `c`'s columns must have.
+/// types call `c`'s columns must have; `filter_columns[c]` is its FILTER
+/// column, if any.
 pub(crate) fn read<'a>(
     batch: &'a RecordBatch,
     key_columns: &[usize],
     key_types: &[DataType],
-    arg_columns: &[Vec<usize>],
+    (arg_columns, filter_columns): (&[Vec<usize>], &[Option<usize>]),
     arg_types: &[Vec<DataType>],
     input: InputMode,
 ) -> Result<Input<'a>> {
@@ -74,6 +95,21 @@ pub(crate) fn read<'a>(
             cols.push(col);
         }
         args.push(cols);
+    }
+    let mut filters = Vec::with_capacity(filter_columns.len());
+    for (c, filter) in filter_columns.iter().enumerate() {
+        let Some(index) = *filter else {
+            filters.push(None);
+            continue;
+        };
+        let col = column(batch, index, &format!("the FILTER of call {c}"))?;
+        let mask = col.as_any().downcast_ref::<BooleanArray>().ok_or_else(|| {
+            AggError::Input(format!(
+                "the FILTER of call {c} (column {index}) has type {}, expected Boolean",
+                col.data_type()
+            ))
+        })?;
+        filters.push(Some(mask.clone()));
     }
     let row_kinds = match batch.schema().index_of(ROW_KIND_COLUMN) {
         Err(_) => None,
@@ -116,6 +152,7 @@ pub(crate) fn read<'a>(
     Ok(Input {
         keys,
         args,
+        filters,
         row_kinds,
         num_rows: batch.num_rows(),
     })

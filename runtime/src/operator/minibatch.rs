@@ -171,11 +171,13 @@ impl GroupAggOperator {
             .iter()
             .any(|&a| !a)
             .then(|| BooleanArray::from(accept));
-        for (acc, args) in self.accs.iter_mut().zip(&input.args) {
+        for ((acc, args), call_filter) in self.accs.iter_mut().zip(&input.args).zip(&input.filters)
+        {
+            let rows = super::input::call_rows(call_filter.as_ref(), filter.as_ref());
             acc.update(&BatchUpdate {
                 args,
                 group_ids: &self.ids,
-                filter: filter.as_ref(),
+                filter: rows.as_ref(),
                 row_kinds: input.row_kinds,
             })?;
         }

@@ -255,11 +255,14 @@ impl GroupAggOperator {
             batch,
             &self.plan.key_columns,
             &self.key_arrow,
-            &self
-                .calls
-                .iter()
-                .map(|c| c.args.clone())
-                .collect::<Vec<_>>(),
+            (
+                &self
+                    .calls
+                    .iter()
+                    .map(|c| c.args.clone())
+                    .collect::<Vec<_>>(),
+                &self.calls.iter().map(|c| c.filter).collect::<Vec<_>>(),
+            ),
             &self.input_arrow,
             self.plan.input,
         )?;
@@ -361,11 +364,12 @@ impl GroupAggOperator {
     /// Folds a batch's rows into every call's accumulator at the interned
     /// group ids and marks those groups live.
     fn fold_rows(&mut self, input: &input::Input<'_>) -> Result<()> {
-        for (acc, args) in self.accs.iter_mut().zip(&input.args) {
+        for ((acc, args), filter) in self.accs.iter_mut().zip(&input.args).zip(&input.filters) {
+            let rows = input::call_rows(filter.as_ref(), None);
             acc.update(&BatchUpdate {
                 args,
                 group_ids: &self.ids,
-                filter: None,
+                filter: rows.as_ref(),
                 row_kinds: input.row_kinds,
             })?;
         }
