@@ -15,6 +15,8 @@
 #   minmax-{date,time,boolean,bigint}-{single,two}   MIN/MAX, 2M rows, 64 keys, 1/8 NULL
 #   countsumavg-{bigint,decimal}-{single,two}        COUNT/SUM/AVG, BIGINT or DECIMAL(20,3)
 #   keys1m-bigint-{single,two}                       MIN/MAX/COUNT/SUM, 1M rows, ~1 row per key
+#   {count,avg}distinct-bigint-single, countdistinct-string-single
+#                                                    COUNT/AVG(DISTINCT), 4096 values per key (BIGINT)
 # "single" = ONE_PHASE, mini-batch off (immediate); "two" = TWO_PHASE, mini-batch
 # size 1024, allow-latency 1 s. The full matrix takes about 12 minutes on 2 cores (plus the build).
 #

@@ -85,6 +85,35 @@ fn memory_budget_error_leaves_state_intact() {
 }
 
 #[test]
+fn distinct_views_are_charged_and_a_refused_batch_changes_nothing() {
+    let mut p = sum_max(Emission::Immediate);
+    p.calls[0].distinct = true;
+    p.memory_budget_bytes = 60_000;
+    let mut op = GroupAggOperator::new(p.clone()).unwrap();
+    p.memory_budget_bytes = 1 << 30;
+    let mut reference = GroupAggOperator::new(p).unwrap();
+    let first = kv(vec![1; 100], (0..100).collect());
+    assert_eq!(
+        opt_rows(op.process(&first).unwrap()),
+        opt_rows(reference.process(&first).unwrap())
+    );
+    let used = op.memory_used();
+    assert!(used > 100 * 16, "the view's 100 values are charged ({used} bytes)");
+    // One group, 20,000 new values: their view entries do not fit.
+    let big = kv(vec![1; 20_000], (1000..21_000).collect());
+    let err = op.process(&big).unwrap_err();
+    assert!(matches!(err, AggError::MemoryBudget { .. }), "{err}");
+    assert_eq!(op.memory_used(), used);
+    assert_eq!(op.snapshot().unwrap(), reference.snapshot().unwrap());
+    // It goes on as if the refused batch never came: 5 is seen, 500 new.
+    let next = kv(vec![1, 1], vec![5, 500]);
+    assert_eq!(
+        opt_rows(op.process(&next).unwrap()),
+        opt_rows(reference.process(&next).unwrap())
+    );
+}
+
+#[test]
 fn string_keys_are_charged_for_their_bytes() {
     let mut p = plan(
         string(),

@@ -170,7 +170,22 @@ impl ViewKey for Utf8 {
 }
 
 /// One group's view: each value seen and its multiplicity (never 0).
-type View<K> = HashMap<<K as ViewKey>::Key, i64>;
+type View<K> = HashMap<<K as ViewKey>::Key, i64, ahash::RandomState>;
+
+/// The views' hasher: fixed seeds, as the group table's, so the order of a
+/// snapshot's entries follows from the values' history alone.
+fn view_hasher() -> ahash::RandomState {
+    ahash::RandomState::with_seeds(
+        0x5851_f42d_4c95_7f2d,
+        0x1405_7b7e_f767_814f,
+        0x9e37_79b9_7f4a_7c15,
+        0xbf58_476d_1ce4_e5b9,
+    )
+}
+
+fn empty_view<K: ViewKey>() -> View<K> {
+    HashMap::with_hasher(view_hasher())
+}
 
 /// Row kind the inner state sees for a value leaving the set (-D).
 const LEAVES: i8 = 3;
@@ -325,7 +340,7 @@ where
         for view in self.views.iter().skip(n) {
             self.view_bytes -= table_bytes::<K>(view) + view.keys().map(K::key_heap).sum::<usize>();
         }
-        self.views.resize_with(n, HashMap::new);
+        self.views.resize_with(n, empty_view::<K>);
     }
 
     fn clear(&mut self, groups: &[u32]) {
@@ -334,7 +349,7 @@ where
             if let Some(view) = self.views.get_mut(g as usize) {
                 let freed = table_bytes::<K>(view) + view.keys().map(K::key_heap).sum::<usize>();
                 self.view_bytes -= freed;
-                *view = HashMap::new();
+                *view = empty_view::<K>();
             }
         }
     }
@@ -426,7 +441,7 @@ where
         for (i, &g) in groups.iter().enumerate() {
             let g = crate::kernel::group_index(g, self.views.len(), spec.name)?;
             let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
-            let mut view = View::<K>::with_capacity(end - start);
+            let mut view = View::<K>::with_capacity_and_hasher(end - start, view_hasher());
             for e in start..end {
                 let count = counts.value(e);
                 if count == 0 {

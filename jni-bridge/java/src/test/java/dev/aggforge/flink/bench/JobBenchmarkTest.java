@@ -24,6 +24,7 @@ import org.apache.flink.table.types.logical.DateType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.TimeType;
+import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -164,6 +165,21 @@ class JobBenchmarkTest {
             InputTable t = InputTable.generated("t", rows, keys, nulls, 42, (LogicalType) type[1]);
             String sql = "SELECT k, COUNT(v0), SUM(v0), AVG(v0) FROM t GROUP BY k";
             addBothPhases(all, "countsumavg-" + type[0], sql, t, single, two, rows, keys, nulls);
+        }
+        // DISTINCT (single-phase plans: a two-phase DISTINCT stays on Flink), 4096 values per key.
+        InputTable bigints = InputTable.generated("t", rows, keys, nulls, 42, new BigIntType());
+        InputTable strings =
+                InputTable.generated(
+                        "t", rows, keys, nulls, 42, new VarCharType(VarCharType.MAX_LENGTH));
+        String[][] distinct = {
+            {"countdistinct-bigint", "SELECT k, COUNT(DISTINCT MOD(v0, 4096)) FROM t GROUP BY k"},
+            {"avgdistinct-bigint", "SELECT k, AVG(DISTINCT MOD(v0, 4096)) FROM t GROUP BY k"},
+            {"countdistinct-string", "SELECT k, COUNT(DISTINCT SUBSTRING(v0, 1, 3)) FROM t GROUP BY k"},
+        };
+        for (String[] d : distinct) {
+            InputTable t = d[0].endsWith("string") ? strings : bigints;
+            String data = String.format(Locale.ROOT, "%,d rows, %d keys, %.3f NULL", rows, keys, nulls);
+            all.add(new Workload(d[0] + "-single", d[1] + " | " + data + " | single phase, immediate", t, d[1], single, 1));
         }
         // Keys drawn from the whole INT range: ~1M distinct keys for 1M rows, nearly all one row.
         InputTable wide =
