@@ -98,7 +98,10 @@ fn distinct_views_are_charged_and_a_refused_batch_changes_nothing() {
         opt_rows(reference.process(&first).unwrap())
     );
     let used = op.memory_used();
-    assert!(used > 100 * 16, "the view's 100 values are charged ({used} bytes)");
+    assert!(
+        used > 100 * 16,
+        "the view's 100 values are charged ({used} bytes)"
+    );
     // One group, 20,000 new values: their view entries do not fit.
     let big = kv(vec![1; 20_000], (1000..21_000).collect());
     let err = op.process(&big).unwrap_err();
