@@ -67,7 +67,8 @@ public final class NexmarkBids implements GeneratorFunction<Long, RowData> {
      * Two seconds before midnight (UTC; TIMESTAMP(3) without zone): at 10,000 events per second a
      * run of more than about 18,400 bids spans two days and two minutes.
      */
-    public static final long DEFAULT_BASE_TIME = Instant.parse("2024-01-01T23:59:58Z").toEpochMilli();
+    public static final long DEFAULT_BASE_TIME =
+            Instant.parse("2024-01-01T23:59:58Z").toEpochMilli();
 
     /** The columns of Nexmark's {@code bid} view, all nullable as in its DDL. */
     public static final RowType ROW_TYPE =
@@ -77,10 +78,10 @@ public final class NexmarkBids implements GeneratorFunction<Long, RowData> {
                             new RowType.RowField("auction", new BigIntType()),
                             new RowType.RowField("bidder", new BigIntType()),
                             new RowType.RowField("price", new BigIntType()),
-                            new RowType.RowField("channel", new VarCharType(VarCharType.MAX_LENGTH)),
-                            new RowType.RowField("url", new VarCharType(VarCharType.MAX_LENGTH)),
+                            new RowType.RowField("channel", string()),
+                            new RowType.RowField("url", string()),
                             new RowType.RowField("dateTime", new TimestampType(3)),
-                            new RowType.RowField("extra", new VarCharType(VarCharType.MAX_LENGTH))));
+                            new RowType.RowField("extra", string())));
 
     // Nexmark's default configuration (NexmarkConfiguration, GeneratorConfig).
     private static final int PERSON_PROPORTION = 1;
@@ -110,6 +111,10 @@ public final class NexmarkBids implements GeneratorFunction<Long, RowData> {
     /** Bids on a timeline starting at {@code baseTime} (ms since epoch). */
     public NexmarkBids(long baseTime) {
         this.baseTime = baseTime;
+    }
+
+    private static VarCharType string() {
+        return new VarCharType(VarCharType.MAX_LENGTH);
     }
 
     /** The event id of the {@code index}-th bid (46 bids at offsets 4..49 of each 50 ids). */

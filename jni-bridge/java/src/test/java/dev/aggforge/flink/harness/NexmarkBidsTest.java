@@ -104,6 +104,7 @@ class NexmarkBidsTest {
 
     private static void assertNear(double expected, int count, double tolerance) {
         double fraction = (double) count / ROWS;
-        assertTrue(Math.abs(fraction - expected) < tolerance, fraction + " is not near " + expected);
+        assertTrue(
+                Math.abs(fraction - expected) < tolerance, fraction + " is not near " + expected);
     }
 }
