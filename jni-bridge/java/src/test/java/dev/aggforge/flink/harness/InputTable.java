@@ -26,7 +26,8 @@ import org.apache.flink.types.Row;
 /**
  * A deterministic, insert-only input table for SQL runs: either generated from a seed (a key
  * column {@code k} INT plus value columns, each value a pure function of seed, row index and
- * column, so every run and every parallelism sees the same rows), or a given list of rows.
+ * column, so every run and every parallelism sees the same rows), Nexmark's bids (likewise a
+ * pure function of the row index), or a given list of rows.
  *
  * <p>Rows are produced as {@link RowData} by a {@link GeneratorFunction} in a bounded
  * DataGeneratorSource, so the job finishes and mini-batches flush at end of input.
@@ -67,6 +68,20 @@ public final class InputTable implements Serializable {
         RowType type = new RowType(false, fields);
         return new InputTable(
                 name, type, rows, new SeededRows(type, keys, nullFraction, seed));
+    }
+
+    /**
+     * The first {@code rows} bids of the Nexmark generator under its default configuration, with
+     * the columns of Nexmark's {@code bid} view (see {@link NexmarkBids}), on a timeline starting
+     * at {@link NexmarkBids#DEFAULT_BASE_TIME}.
+     */
+    public static InputTable nexmarkBids(String name, long rows) {
+        return nexmarkBids(name, rows, NexmarkBids.DEFAULT_BASE_TIME);
+    }
+
+    /** As {@link #nexmarkBids(String, long)}, the first event at {@code baseTime} (ms since epoch). */
+    public static InputTable nexmarkBids(String name, long rows, long baseTime) {
+        return new InputTable(name, NexmarkBids.ROW_TYPE, rows, new NexmarkBids(baseTime));
     }
 
     /** A table holding exactly {@code rows} (external types: Integer, Double, BigDecimal, ...). */
