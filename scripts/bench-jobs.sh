@@ -17,6 +17,7 @@
 #   keys1m-bigint-{single,two}                       MIN/MAX/COUNT/SUM, 1M rows, ~1 row per key
 #   {count,avg}distinct-bigint-single, countdistinct-string-single
 #                                                    COUNT/AVG(DISTINCT), 4096 values per key (BIGINT)
+#   nexmark-q{15,16,17}-single, nexmark-q17-two      Nexmark q15-q17 over the Nexmark bid generator
 # "single" = ONE_PHASE, mini-batch off (immediate); "two" = TWO_PHASE, mini-batch
 # size 1024, allow-latency 1 s. The full matrix takes about 12 minutes on 2 cores (plus the build).
 #

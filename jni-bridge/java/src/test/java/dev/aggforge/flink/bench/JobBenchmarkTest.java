@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import dev.aggforge.flink.harness.InputTable;
+import dev.aggforge.flink.harness.NexmarkQueries;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
@@ -181,6 +182,19 @@ class JobBenchmarkTest {
             String data = String.format(Locale.ROOT, "%,d rows, %d keys, %.3f NULL", rows, keys, nulls);
             all.add(new Workload(d[0] + "-single", d[1] + " | " + data + " | single phase, immediate", t, d[1], single, 1));
         }
+        // Nexmark q15-q17 over the Nexmark bid generator: single phase (q15/q16 hold DISTINCT, which
+        // runs natively in single-phase plans only), q17 also two-phase.
+        InputTable bids = InputTable.nexmarkBids("bid", rows);
+        String[][] nexmark = {
+            {"nexmark-q15", NexmarkQueries.Q15},
+            {"nexmark-q16", NexmarkQueries.Q16},
+            {"nexmark-q17", NexmarkQueries.Q17},
+        };
+        String bidData = String.format(Locale.ROOT, "%,d Nexmark bids", rows);
+        for (String[] q : nexmark) {
+            all.add(new Workload(q[0] + "-single", q[0] + " | " + bidData + " | single phase, immediate", bids, q[1], single, 1));
+        }
+        all.add(new Workload("nexmark-q17-two", "nexmark-q17 | " + bidData + " | two phase, mini-batch", bids, NexmarkQueries.Q17, two, 2));
         // Keys drawn from the whole INT range: ~1M distinct keys for 1M rows, nearly all one row.
         InputTable wide =
                 InputTable.generated("t", bigRows, Integer.MAX_VALUE, nulls, 42, new BigIntType());

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
+import dev.aggforge.flink.harness.NexmarkQueries;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.parity.NativeParity.Compare;
@@ -44,52 +45,9 @@ class NexmarkParityTest {
 
     private static final InputTable BID = InputTable.nexmarkBids("bid", 30_000);
 
-    /** Counts per price rank: the filtered COUNT(*) calls every one of the three queries has. */
-    private static final String RANKED_BIDS =
-            " count(*) AS total_bids,"
-                    + " count(*) filter (where price < 10000) AS rank1_bids,"
-                    + " count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,"
-                    + " count(*) filter (where price >= 1000000) AS rank3_bids,";
-
-    /** Distinct bidders and auctions per price rank (q15, q16). */
-    private static final String RANKED_DISTINCT =
-            " count(distinct bidder) AS total_bidders,"
-                    + " count(distinct bidder) filter (where price < 10000) AS rank1_bidders,"
-                    + " count(distinct bidder) filter (where price >= 10000 and price < 1000000)"
-                    + " AS rank2_bidders,"
-                    + " count(distinct bidder) filter (where price >= 1000000) AS rank3_bidders,"
-                    + " count(distinct auction) AS total_auctions,"
-                    + " count(distinct auction) filter (where price < 10000) AS rank1_auctions,"
-                    + " count(distinct auction) filter (where price >= 10000 and price < 1000000)"
-                    + " AS rank2_auctions,"
-                    + " count(distinct auction) filter (where price >= 1000000) AS rank3_auctions";
-
-    /** Query 15: bidding statistics per day. */
-    static final String Q15 =
-            "SELECT DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') as `day`,"
-                    + RANKED_BIDS
-                    + RANKED_DISTINCT
-                    + " FROM bid GROUP BY DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')";
-
-    /** Query 16: channel statistics per day (and the day's last minute). */
-    static final String Q16 =
-            "SELECT channel, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') as `day`,"
-                    + " max(DATE_FORMAT(`dateTime`, 'HH:mm')) as `minute`,"
-                    + RANKED_BIDS
-                    + RANKED_DISTINCT
-                    + " FROM bid GROUP BY channel, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')";
-
-    /** Query 17: auction statistics per day. */
-    static final String Q17 =
-            "SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') as `day`,"
-                    + RANKED_BIDS
-                    + " min(price) AS min_price, max(price) AS max_price,"
-                    + " avg(price) AS avg_price, sum(price) AS sum_price"
-                    + " FROM bid GROUP BY auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')";
-
     @Test
     void q15Immediate() throws Exception {
-        Changelog log = NativeParity.assertParity(ONE, Compare.LINES, 1, Q15, BID);
+        Changelog log = NativeParity.assertParity(ONE, Compare.LINES, 1, NexmarkQueries.Q15, BID);
         List<String> days = log.finalTable(0);
         assertEquals(2, days.size(), days.toString());
         assertTrue(days.get(0).startsWith("+I[2024-01-01, "), days.toString());
@@ -98,12 +56,12 @@ class NexmarkParityTest {
 
     @Test
     void q15MiniBatchOnePhase() throws Exception {
-        NativeParity.assertParity(MINI_BATCH_ONE_PHASE, Compare.LINES, 1, Q15, BID);
+        NativeParity.assertParity(MINI_BATCH_ONE_PHASE, Compare.LINES, 1, NexmarkQueries.Q15, BID);
     }
 
     @Test
     void q16Immediate() throws Exception {
-        Changelog log = NativeParity.assertParity(ONE, Compare.LINES, 1, Q16, BID);
+        Changelog log = NativeParity.assertParity(ONE, Compare.LINES, 1, NexmarkQueries.Q16, BID);
         // 4 hot channels and thousands of others, each on both days.
         assertTrue(log.finalTable(0, 1).size() > 5_000, "few channel-days");
         assertTrue(log.lines().stream().anyMatch(l -> l.contains("Google, 2024-01-01, 23:59,")));
@@ -112,31 +70,31 @@ class NexmarkParityTest {
 
     @Test
     void q16MiniBatchOnePhase() throws Exception {
-        NativeParity.assertParity(MINI_BATCH_ONE_PHASE, Compare.LINES, 1, Q16, BID);
+        NativeParity.assertParity(MINI_BATCH_ONE_PHASE, Compare.LINES, 1, NexmarkQueries.Q16, BID);
     }
 
     @Test
     void q17Immediate() throws Exception {
-        Changelog log = NativeParity.assertParity(ONE, Compare.LINES, 1, Q17, BID);
+        Changelog log = NativeParity.assertParity(ONE, Compare.LINES, 1, NexmarkQueries.Q17, BID);
         assertTrue(log.lines().stream().anyMatch(l -> l.startsWith("-U")), "no update");
     }
 
     @Test
     void q17MiniBatchOnePhase() throws Exception {
-        NativeParity.assertParity(MINI_BATCH_ONE_PHASE, Compare.LINES, 1, Q17, BID);
+        NativeParity.assertParity(MINI_BATCH_ONE_PHASE, Compare.LINES, 1, NexmarkQueries.Q17, BID);
     }
 
     /** Local and global aggregate both native. */
     @Test
     void q17TwoPhase() throws Exception {
-        NativeParity.assertParity(MINI_BATCH_TWO_PHASE, Compare.LINES, 2, Q17, BID);
+        NativeParity.assertParity(MINI_BATCH_TWO_PHASE, Compare.LINES, 2, NexmarkQueries.Q17, BID);
     }
 
     /** A two-phase plan's DISTINCT partials are Flink's MapViews: q15 and q16 stay on Flink. */
     @Test
     void q15AndQ16TwoPhaseStayOnFlink() {
         String reason = "DISTINCT in a two-phase plan (distinct-view partials are not described)";
-        for (String sql : new String[] {Q15, Q16}) {
+        for (String sql : new String[] {NexmarkQueries.Q15, NexmarkQueries.Q16}) {
             String plan =
                     SqlHarness.explain(NativeParity.withAggforge(MINI_BATCH_TWO_PHASE), sql, BID);
             assertFalse(plan.contains("Aggforge"), plan);
@@ -150,18 +108,18 @@ class NexmarkParityTest {
      */
     @Test
     void q15NexmarkConfig() throws Exception {
-        NativeParity.assertParity(NEXMARK_CONFIG, Compare.LINES, 1, Q15, BID);
+        NativeParity.assertParity(NEXMARK_CONFIG, Compare.LINES, 1, NexmarkQueries.Q15, BID);
     }
 
     /** As q15, with the final MAX over VARCHAR of q16's minute native too. */
     @Test
     void q16NexmarkConfig() throws Exception {
-        NativeParity.assertParity(NEXMARK_CONFIG, Compare.LINES, 1, Q16, BID);
+        NativeParity.assertParity(NEXMARK_CONFIG, Compare.LINES, 1, NexmarkQueries.Q16, BID);
     }
 
     /** No DISTINCT: the split changes nothing, local and global aggregate native. */
     @Test
     void q17NexmarkConfig() throws Exception {
-        NativeParity.assertParity(NEXMARK_CONFIG, Compare.LINES, 2, Q17, BID);
+        NativeParity.assertParity(NEXMARK_CONFIG, Compare.LINES, 2, NexmarkQueries.Q17, BID);
     }
 }
