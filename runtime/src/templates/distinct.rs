@@ -28,7 +28,6 @@ use arrow_array::types::ArrowPrimitiveType;
 use arrow_array::{ArrayRef, BooleanArray};
 use arrow_buffer::BooleanBufferBuilder;
 use arrow_schema::DataType;
-use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 
 use super::{bind_argument, AccSpec, TemplateState};
@@ -185,9 +184,9 @@ fn empty_view<K: ViewKey>() -> View<K> {
     HashTable::new()
 }
 
-/// Heap bytes the keys of a view hold.
-fn key_heap<K: ViewKey>(view: &View<K>) -> usize {
-    view.iter().map(|(key, _)| K::key_heap(key)).sum()
+/// Bytes a view holds: its table and its keys' heap payloads.
+fn held_bytes<K: ViewKey>(view: &View<K>) -> usize {
+    table_bytes::<K>(view) + view.iter().map(|(key, _)| K::key_heap(key)).sum::<usize>()
 }
 
 /// Row kind the inner state sees for a value leaving the set (-D).
@@ -358,7 +357,7 @@ where
     fn resize(&mut self, n: usize) {
         self.inner.resize(n);
         for view in self.views.iter().skip(n) {
-            self.view_bytes -= table_bytes::<K>(view) + key_heap::<K>(view);
+            self.view_bytes -= held_bytes::<K>(view);
         }
         self.views.resize_with(n, empty_view::<K>);
     }
@@ -367,8 +366,7 @@ where
         self.inner.clear(groups);
         for &g in groups {
             if let Some(view) = self.views.get_mut(g as usize) {
-                let freed = table_bytes::<K>(view) + key_heap::<K>(view);
-                self.view_bytes -= freed;
+                self.view_bytes -= held_bytes::<K>(view);
                 *view = empty_view::<K>();
             }
         }
@@ -473,28 +471,26 @@ where
                 let key = K::key(K::get(&keys, e));
                 let hasher = &self.hasher;
                 let hash = hasher.hash_one(key.borrow());
-                let same = |(other, _): &(K::Key, i64)| other.borrow() == key.borrow();
-                let rehash = |(other, _): &(K::Key, i64)| hasher.hash_one(other.borrow());
-                match view.entry(hash, same, rehash) {
-                    Entry::Vacant(slot) => {
-                        slot.insert((key, count));
-                    }
-                    Entry::Occupied(_) => {
-                        return Err(AggError::Input(format!(
-                            "{}: a DISTINCT view lists a value twice",
-                            spec.name
-                        )));
-                    }
+                if view
+                    .find(hash, |(other, _)| other.borrow() == key.borrow())
+                    .is_some()
+                {
+                    return Err(AggError::Input(format!(
+                        "{}: a DISTINCT view lists a value twice",
+                        spec.name
+                    )));
                 }
+                view.insert_unique(hash, (key, count), |(other, _)| {
+                    hasher.hash_one(other.borrow())
+                });
             }
             restored.push((g, view));
         }
         self.inner.restore(spec, inner_state, groups)?;
         for (g, view) in restored {
             let old = std::mem::replace(&mut self.views[g], view);
-            self.view_bytes -= table_bytes::<K>(&old) + key_heap::<K>(&old);
-            let new = &self.views[g];
-            self.view_bytes += table_bytes::<K>(new) + key_heap::<K>(new);
+            self.view_bytes -= held_bytes::<K>(&old);
+            self.view_bytes += held_bytes::<K>(&self.views[g]);
         }
         Ok(())
     }
