@@ -150,6 +150,7 @@ impl LocalOperator {
             memory_budget_bytes: 1 << 30,
             max_parallelism: 128,
             count_star_column: None,
+            views: Vec::new(),
         })?;
         Ok(LocalOperator {
             operator,

@@ -103,17 +103,34 @@ fn list_with_filters() {
         ["FUNCTION", "TYPE", "PHASE", "INPUT", "DISTINCT", "STATUS", "ENTRY"]
     );
     assert!(
-        lines[1].starts_with("MIN       INT   local  insert_only  no        specialized      "),
+        lines[1].starts_with("MIN       INT   local  insert_only  no        specialized  "),
         "{stdout}"
     );
     assert!(lines[1].ends_with("extreme.toml:24"), "{stdout}");
-    // The DISTINCT variant runs under the view, in the single phase only.
+    // The DISTINCT variant runs under the view, in the local phase too.
+    assert!(lines[2].contains("yes       specialized  "), "{stdout}");
+    assert!(lines[2].ends_with("distinct.toml:34"), "{stdout}");
+    assert_eq!(lines[3], "2 of 2 combinations specialized");
+    // An order-sensitive DISTINCT sum stays single-phase.
+    let out = aggforge(&[
+        "list",
+        "--specs",
+        &specs_dir(),
+        "--function",
+        "SUM",
+        "--type",
+        "DOUBLE",
+        "--phase",
+        "global",
+        "--input",
+        "insert_only",
+    ]);
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
     assert!(
         lines[2].contains("yes       not specialized  phase not listed in "),
         "{stdout}"
     );
-    assert!(lines[2].ends_with("distinct.toml:23"), "{stdout}");
-    assert_eq!(lines[3], "1 of 2 combinations specialized");
     // Columns line up: STATUS starts at the same offset in every row.
     let column = lines[0].find("STATUS").unwrap();
     assert_eq!(&lines[1][column..column + 11], "specialized");

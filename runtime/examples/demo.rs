@@ -99,6 +99,7 @@ fn plan(phase: Phase, emission: Emission, calls: Vec<AggCall>) -> AggPlan {
         memory_budget_bytes: 256 << 20,
         max_parallelism: 128,
         count_star_column: None,
+        views: Vec::new(),
     }
 }
 

@@ -22,13 +22,20 @@
 //! `retracting`; `emission` is `immediate` or `mini_batch`. Every field is
 //! required but a call's `result_type` (Flink's result type of the call,
 //! checked against the specialization's at admission) and
-//! `count_star_column`; unknown fields are rejected. A reader accepts exactly the
+//! `count_star_column` and `views`; unknown fields are rejected. A reader accepts exactly the
 //! versions it knows ([`PLAN_FORMAT_VERSION`]).
 //!
 //! Column indexes refer to the operator's input batch. For the global
 //! phase a call's `args` are the indexes of its partial columns (Flink's
 //! accumulator layout) while `arg_types` stay the types of the original
 //! argument, which pick the specialization.
+//!
+//! Two-phase plans with DISTINCT calls list `views`, Flink's DistinctInfos:
+//! `{"calls": [0, 2], "column": 5}`, the calls sharing one distinct MapView
+//! in Flink's order and, for the global phase, the input column holding it.
+//! The local phase writes each view after every call's partial columns, in
+//! the order listed; a DISTINCT call's own `args` there and in the global
+//! phase name the inner aggregate's partial columns only.
 
 use std::fmt;
 
@@ -125,6 +132,21 @@ pub struct AggPlan {
     /// input column of the COUNT(*) partial Flink's planner inserts to
     /// count records (after every call's partials). `None` otherwise.
     pub count_star_column: Option<usize>,
+    /// Two-phase plans: the DISTINCT views (Flink's DistinctInfos), each
+    /// shared by the DISTINCT calls over one argument. Empty otherwise.
+    pub views: Vec<DistinctView>,
+}
+
+/// DISTINCT calls sharing one distinct MapView in a two-phase plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistinctView {
+    /// The calls (plan indexes), in Flink's order within the view: call
+    /// `calls[i]` owns bit or count `i` of each entry's value.
+    pub calls: Vec<usize>,
+    /// Global phase: the input column holding the view's partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -155,6 +177,8 @@ struct WirePlan {
     max_parallelism: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     count_star_column: Option<usize>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    views: Vec<DistinctView>,
 }
 
 fn parse_types(types: &[String]) -> Result<Vec<SqlType>> {
@@ -188,6 +212,7 @@ impl AggPlan {
             memory_budget_bytes: self.memory_budget_bytes,
             max_parallelism: self.max_parallelism,
             count_star_column: self.count_star_column,
+            views: self.views.clone(),
         };
         // Serializing plain strings, numbers and vectors cannot fail.
         serde_json::to_string(&wire).unwrap_or_default()
@@ -239,6 +264,7 @@ impl AggPlan {
             memory_budget_bytes: wire.memory_budget_bytes,
             max_parallelism: wire.max_parallelism,
             count_star_column: wire.count_star_column,
+            views: wire.views,
         };
         plan.validate()?;
         Ok(plan)
@@ -305,6 +331,59 @@ impl AggPlan {
                     call.arg_types.len()
                 )));
             }
+        }
+        self.validate_views()
+    }
+
+    /// Every DISTINCT call of a two-phase plan is in exactly one view; the
+    /// global phase names each view's column.
+    fn validate_views(&self) -> Result<()> {
+        if self.phase == Phase::Single {
+            if !self.views.is_empty() {
+                return Err(AggError::Plan(
+                    "a single-phase plan lists DISTINCT views (only two-phase plans have them)"
+                        .into(),
+                ));
+            }
+            return Ok(());
+        }
+        let mut owner = vec![None; self.calls.len()];
+        for (v, view) in self.views.iter().enumerate() {
+            if view.calls.is_empty() {
+                return Err(AggError::Plan(format!("DISTINCT view {v} lists no calls")));
+            }
+            for &c in &view.calls {
+                let call = self.calls.get(c).ok_or_else(|| {
+                    AggError::Plan(format!(
+                        "DISTINCT view {v} lists call {c}, which is not in the plan"
+                    ))
+                })?;
+                if !call.distinct {
+                    return Err(AggError::Plan(format!(
+                        "DISTINCT view {v} lists call {c} ({}), which is not DISTINCT",
+                        call.function
+                    )));
+                }
+                if let Some(other) = owner[c].replace(v) {
+                    return Err(AggError::Plan(format!(
+                        "call {c} is in DISTINCT views {other} and {v}"
+                    )));
+                }
+            }
+            if (self.phase == Phase::Global) != view.column.is_some() {
+                return Err(AggError::Plan(format!(
+                    "DISTINCT view {v}: the global phase names the view's input column, \
+                     the local phase does not"
+                )));
+            }
+        }
+        if let Some(c) =
+            (0..self.calls.len()).find(|&c| self.calls[c].distinct && owner[c].is_none())
+        {
+            return Err(AggError::Plan(format!(
+                "call {c} ({} DISTINCT) of a two-phase plan is in no DISTINCT view",
+                self.calls[c].function
+            )));
         }
         Ok(())
     }
@@ -442,6 +521,7 @@ mod tests {
             memory_budget_bytes: 1 << 20,
             max_parallelism: 128,
             count_star_column: None,
+            views: Vec::new(),
         }
     }
 

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use aggforge_runtime::operator::GroupAggOperator;
@@ -267,24 +266,6 @@ fn mini_batch_compares_against_the_result_before_the_bundle() {
 }
 
 /// The last emitted row per key (the final result table).
-fn final_table(changelog: &[String]) -> BTreeMap<String, String> {
-    let mut table = BTreeMap::new();
-    for row in changelog {
-        let body = &row[3..row.len() - 1];
-        let (key, rest) = body.split_once(", ").unwrap();
-        match &row[..2] {
-            "+I" | "+U" => {
-                table.insert(key.to_string(), rest.to_string());
-            }
-            "-D" => {
-                table.remove(key);
-            }
-            _ => {}
-        }
-    }
-    table
-}
-
 #[test]
 fn local_then_global_equals_single_phase() {
     let single = plan(

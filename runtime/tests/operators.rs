@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use aggforge_runtime::error::AggError;
 use aggforge_runtime::operator::GroupAggOperator;
-use aggforge_runtime::plan::{AggPlan, Emission};
+use aggforge_runtime::plan::{AggPlan, DistinctView, Emission};
 use aggforge_runtime::types::{Phase, SqlType};
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
@@ -268,11 +268,16 @@ fn plans_that_are_not_admitted_are_refused() {
     assert!(err.contains("no spec entry for function MEDIAN"), "{err}");
     let mut p = sum_max(Emission::Immediate);
     p.calls[0].distinct = true;
+    p.calls[0].arg_types[0] = SqlType::of("DOUBLE");
     p.emission = Emission::MiniBatch;
     p.phase = Phase::Local;
+    p.views = vec![DistinctView {
+        calls: vec![0],
+        column: None,
+    }];
     let err = GroupAggOperator::new(p).unwrap_err().to_string();
     assert!(
-        err.contains("phase local not listed for SUM DISTINCT<BIGINT>"),
+        err.contains("phase local not listed for SUM DISTINCT<DOUBLE>"),
         "{err}"
     );
     let mut p = sum_max(Emission::Immediate);

@@ -104,12 +104,12 @@ fn undeclared_combinations_are_not_admitted_with_a_reason() {
             "phase local not listed for MIN<INT>/retracting",
         ),
         (
-            "COUNT",
-            Some("INT"),
+            "SUM",
+            Some("DOUBLE"),
             Phase::Global,
             InputMode::InsertOnly,
             true,
-            "phase global not listed for COUNT DISTINCT<INT>/insert_only",
+            "phase global not listed for SUM DISTINCT<DOUBLE>/insert_only",
         ),
         (
             "COUNT",

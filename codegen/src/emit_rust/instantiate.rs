@@ -33,14 +33,24 @@ pub(crate) fn specialization(
         partial_types,
         scales,
     } = parts(specs, spec)?;
-    let state = if spec.template.under_view(spec.entry.distinct) {
+    let (state, partial_types) = if spec.template.under_view(spec.entry.distinct) {
         let row = spec.ty.ok_or_else(|| {
             EmitError::new(&spec.entry.location, "DISTINCT needs an argument type")
         })?;
-        let key = row_column(row)?.binding;
-        quote!(crate::templates::distinct::Distinct<#state, #key>)
+        let column = row_column(row)?;
+        let key = column.binding;
+        let key_type = column.data_type;
+        (
+            quote!(crate::templates::distinct::Distinct<#state, #key>),
+            // The view's partial follows the inner template's.
+            quote!({
+                let mut types = #partial_types;
+                types.push(crate::kernel::multiset::counted_list_type(&#key_type));
+                types
+            }),
+        )
     } else {
-        state
+        (state, partial_types)
     };
     let row_check = match spec.ty {
         Some(row) => {

@@ -258,20 +258,6 @@ pub(crate) fn check_entry(
 
     if let Some(checked) = template {
         check_against(&mut cx, checked, &functions, &phases, &rows);
-        if checked.decl.under_view(distinct) {
-            if let Some(p) = phases.iter().find(|p| p.value != Phase::Single) {
-                cx.error(
-                    &p.at,
-                    format!(
-                        "DISTINCT over state template `{}` runs under the DISTINCT view \
-                         (runtime/src/templates/distinct.rs), which has no partial layout yet, so \
-                         it cannot run in the {} phase: write phases = [\"single\"]",
-                        checked.decl.template.as_str(),
-                        p.value.as_str()
-                    ),
-                );
-            }
-        }
     }
 
     let failed = cx.errors.len() > before;

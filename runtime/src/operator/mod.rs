@@ -36,6 +36,7 @@ mod retract;
 mod stats;
 mod ttl;
 mod two_phase;
+mod views;
 
 use std::sync::Arc;
 
@@ -91,6 +92,11 @@ pub struct GroupAggOperator {
     last_row: Vec<u32>,
     /// State TTL: the clock and each group's last write.
     retention: ttl::Retention,
+    /// Two-phase DISTINCT: each view's layout (in the plan's order).
+    views: Vec<views::ViewLayout>,
+    /// By call: whether its partial ends in its DISTINCT view's list, which
+    /// travels in a shared view column instead (two-phase DISTINCT calls).
+    in_view: Vec<bool>,
 }
 
 /// The calls an operator runs and the record-counting one: over
@@ -168,8 +174,13 @@ impl GroupAggOperator {
             Vec::new()
         };
         let key_arrow: Vec<DataType> = plan.key_types.iter().map(arrow_type).collect();
+        let (view_layouts, in_view) = views::layouts(&plan, calls.len())?;
         let input_arrow: Vec<Vec<DataType>> = match plan.phase {
-            Phase::Global => accs.iter().map(|a| a.partial_types()).collect(),
+            Phase::Global => accs
+                .iter()
+                .zip(&in_view)
+                .map(|(a, &viewed)| views::own_partials(a.partial_types(), viewed))
+                .collect(),
             _ => calls
                 .iter()
                 .map(|c| c.arg_types.iter().map(arrow_type).collect())
@@ -200,11 +211,17 @@ impl GroupAggOperator {
         );
         for (c, acc) in accs.iter().enumerate() {
             if plan.phase == Phase::Local {
-                for (j, t) in acc.partial_types().into_iter().enumerate() {
+                let own = views::own_partials(acc.partial_types(), in_view[c]);
+                for (j, t) in own.into_iter().enumerate() {
                     fields.push(Field::new(format!("agg{c}_{j}"), t, true));
                 }
             } else if c < visible {
                 fields.push(Field::new(format!("agg{c}"), acc.result_type(), true));
+            }
+        }
+        if plan.phase == Phase::Local {
+            for (v, layout) in view_layouts.iter().enumerate() {
+                fields.push(Field::new(format!("view{v}"), layout.data_type(), true));
             }
         }
         fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
@@ -225,6 +242,8 @@ impl GroupAggOperator {
             ids: Vec::new(),
             last_row: Vec::new(),
             retention: ttl::Retention::default(),
+            views: view_layouts,
+            in_view,
             plan,
             calls,
             visible,
@@ -251,7 +270,7 @@ impl GroupAggOperator {
     /// Processes one input batch. Immediate mode returns the changelog
     /// rows it causes; the bundled modes buffer and return `None`.
     pub fn process(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
-        let input = input::read(
+        let mut input = input::read(
             batch,
             &self.plan.key_columns,
             &self.key_arrow,
@@ -266,6 +285,9 @@ impl GroupAggOperator {
             &self.input_arrow,
             self.plan.input,
         )?;
+        if self.plan.phase == Phase::Global {
+            views::split_input(&self.plan, &self.views, batch, &mut input)?;
+        }
         if input.num_rows == 0 {
             return Ok(None);
         }

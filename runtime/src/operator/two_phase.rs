@@ -11,6 +11,7 @@ use arrow_array::{Int8Array, RecordBatch};
 use super::changelog::{self, pairs, Change, Rules, BEFORE};
 use super::input::Input;
 use super::retract::emptied;
+use super::views;
 use super::GroupAggOperator;
 use crate::error::Result;
 use crate::types::RowKind;
@@ -36,9 +37,17 @@ impl GroupAggOperator {
         let groups: Vec<u32> = (0..n as u32).collect();
         let order = self.hash_map_order(&groups);
         let mut columns = self.table.keys(&order)?;
-        for acc in &self.accs {
-            columns.extend(acc.partials(&order)?);
+        // DISTINCT calls: the view's list leaves the call's partial for
+        // the shared view column.
+        let mut lists = vec![None; self.accs.len()];
+        for (c, acc) in self.accs.iter().enumerate() {
+            let mut partials = acc.partials(&order)?;
+            if self.in_view[c] {
+                lists[c] = partials.pop();
+            }
+            columns.extend(partials);
         }
+        columns.extend(views::join_output(&self.plan, &self.views, lists)?);
         columns.push(Arc::new(Int8Array::from(vec![RowKind::Insert as i8; n])));
         let out = RecordBatch::try_new(self.schema.clone(), columns)?;
         self.table.clear();

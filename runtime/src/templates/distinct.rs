@@ -18,7 +18,15 @@
 //! skips them. Spec entries with `distinct = true` run under this view when
 //! their template declares `distinct_view = true`; the emitter wraps the
 //! template's state: `Distinct<Slots<Sum<...>>, Prim<Int64Type>>`.
-//! Single phase only: the view has no partial layout yet.
+//!
+//! Two phases: a call's partial is the inner template's partial columns and
+//! then its view as a list of `{key, count}` per group (the snapshot's
+//! layout); the operator joins the views of calls that share Flink's
+//! DistinctInfo into Flink's one MapView column (`operator::views`). Merging
+//! adds each entry's count to the group's view as Flink's distinct merge
+//! does: a value enters the set when its count goes from <= 0 to > 0 and
+//! leaves it when its count goes from > 0 to <= 0; the inner partial columns
+//! are not read (Flink's global folds the values, not the local results).
 
 use std::borrow::Borrow;
 use std::fmt::Debug;
@@ -233,7 +241,7 @@ fn table_bytes<K: ViewKey>(view: &View<K>) -> usize {
 }
 
 impl<S: TemplateState, K: ViewKey> Distinct<S, K> {
-    /// Adds `delta` (+1 or -1) to the count of `value` in group `g`'s view
+    /// Adds `delta` (not 0) to the count of `value` in group `g`'s view
     /// and returns the count before.
     #[inline(always)]
     fn bump(&mut self, g: usize, value: K::Ref<'_>, delta: i64) -> i64 {
@@ -312,6 +320,94 @@ impl<S: TemplateState, K: ViewKey> Distinct<S, K> {
         });
         Ok((BooleanArray::new(changes.finish(), None), inner_kinds))
     }
+
+    /// Adds the counted entries of partial views (`views`, one list per
+    /// partial row, rows in groups `ids`) to the groups' views: the entry
+    /// rows that change a set, as a FILTER mask over the entries, each
+    /// entry's group, and (retracting input) the kinds the inner state sees.
+    fn merge_views<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        views: &ArrayRef,
+        ids: &[u32],
+    ) -> Result<ViewChanges> {
+        let (offsets, key_column, counts) = read_counted_list(views, spec.name)?;
+        if offsets.len() != ids.len() + 1 {
+            return Err(AggError::Input(format!(
+                "{}: {} partial views for {} rows",
+                spec.name,
+                offsets.len().saturating_sub(1),
+                ids.len()
+            )));
+        }
+        let keys = K::bind(key_column, spec.name)?;
+        let nulls = key_column.nulls();
+        let entries = key_column.len();
+        let mut changes = BooleanBufferBuilder::new(entries);
+        changes.append_n(entries, false);
+        let mut groups = vec![0u32; entries];
+        let mut kinds = RETRACTING.then(|| vec![0i8; entries]);
+        for (row, &g) in ids.iter().enumerate() {
+            for e in offsets[row] as usize..offsets[row + 1] as usize {
+                let delta = counts.value(e);
+                if delta == 0 || nulls.is_some_and(|n| n.is_null(e)) {
+                    continue;
+                }
+                if !RETRACTING && delta < 0 {
+                    return Err(AggError::Input(format!(
+                        "{}: a partial view of an insert-only aggregate retracts a value",
+                        spec.name
+                    )));
+                }
+                groups[e] = g;
+                let before = self.bump(g as usize, K::get(&keys, e), delta);
+                let after = before + delta;
+                if before <= 0 && after > 0 {
+                    changes.set_bit(e, true);
+                } else if before > 0 && after <= 0 {
+                    changes.set_bit(e, true);
+                    if let Some(kinds) = kinds.as_mut() {
+                        kinds[e] = LEAVES;
+                    }
+                }
+            }
+        }
+        Ok(ViewChanges {
+            keys: key_column.clone(),
+            groups,
+            changes: BooleanArray::new(changes.finish(), None),
+            kinds,
+        })
+    }
+
+    /// The views of the listed groups as one `{key, count}` list per group.
+    fn view_list(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
+        let mut keys = Vec::new();
+        let mut counts = Vec::new();
+        let mut lengths = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let g = crate::kernel::group_index(g, self.views.len(), spec.name)?;
+            let view = &self.views[g];
+            lengths.push(view.len());
+            for (key, count) in view {
+                keys.push(K::value(key));
+                counts.push(*count);
+            }
+        }
+        let arg_type = spec.arg_type()?;
+        let entries = keys.len();
+        let key_column = K::build(keys, vec![true; entries], arg_type)?;
+        counted_list(arg_type, key_column, counts, lengths)
+    }
+}
+
+/// What merging partial views does to the sets: per view entry its group,
+/// whether it entered or left its group's set, and how (retracting input).
+struct ViewChanges {
+    keys: ArrayRef,
+    groups: Vec<u32>,
+    changes: BooleanArray,
+    kinds: Option<Vec<i8>>,
 }
 
 /// The batch the inner state folds: the same columns, only the rows that
@@ -347,7 +443,11 @@ where
     }
 
     fn state_types(spec: &AccSpec) -> Vec<DataType> {
-        let mut types = S::state_types(spec);
+        // The inner template's own state: its spec's partials end in the
+        // view's list, which is not the inner state's.
+        let mut inner = spec.clone();
+        inner.partial_types.pop();
+        let mut types = S::state_types(&inner);
         if let Some(arg_type) = &spec.arg_type {
             types.push(counted_list_type(arg_type));
         }
@@ -406,42 +506,44 @@ where
             .update_traced::<RETRACTING>(spec, &inner, changed)
     }
 
-    fn merge(
+    fn merge<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
-        _partials: &[ArrayRef],
-        _groups: &GroupIds<'_>,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
     ) -> Result<()> {
-        Err(single_phase_only(spec))
+        let Some(views) = partials.last() else {
+            return Err(AggError::Input(format!(
+                "{}: expected the inner partial columns and the DISTINCT views",
+                spec.name
+            )));
+        };
+        let merged = self.merge_views::<RETRACTING>(spec, views, groups.ids())?;
+        let args = [merged.keys.clone()];
+        let inner = BatchUpdate {
+            args: &args,
+            group_ids: &merged.groups,
+            filter: Some(&merged.changes),
+            row_kinds: merged.kinds.as_deref(),
+        };
+        self.inner.update::<RETRACTING>(spec, &inner)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
         self.inner.evaluate(spec, groups)
     }
 
-    fn partials(&self, spec: &AccSpec, _groups: &[u32]) -> Result<Vec<ArrayRef>> {
-        Err(single_phase_only(spec))
+    /// The inner state's partial columns, then the views.
+    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        let mut columns = self.inner.partials(spec, groups)?;
+        columns.push(self.view_list(spec, groups)?);
+        Ok(columns)
     }
 
     /// The inner state's snapshot columns, then the views.
     fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
         let mut columns = self.inner.snapshot(spec, groups)?;
-        let mut keys = Vec::new();
-        let mut counts = Vec::new();
-        let mut lengths = Vec::with_capacity(groups.len());
-        for &g in groups {
-            let g = crate::kernel::group_index(g, self.views.len(), spec.name)?;
-            let view = &self.views[g];
-            lengths.push(view.len());
-            for (key, count) in view {
-                keys.push(K::value(key));
-                counts.push(*count);
-            }
-        }
-        let arg_type = spec.arg_type()?;
-        let entries = keys.len();
-        let key_column = K::build(keys, vec![true; entries], arg_type)?;
-        columns.push(counted_list(arg_type, key_column, counts, lengths)?);
+        columns.push(self.view_list(spec, groups)?);
         Ok(columns)
     }
 
@@ -503,11 +605,4 @@ where
     ) -> Result<()> {
         S::mark_changed(spec, before, after, changed)
     }
-}
-
-fn single_phase_only(spec: &AccSpec) -> AggError {
-    AggError::Plan(format!(
-        "{} runs in the single phase only: the DISTINCT view has no partial layout yet",
-        spec.name
-    ))
 }

@@ -110,9 +110,14 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef>;
-    /// Merges partial columns (checked) into the groups of checked ids.
-    fn merge(&mut self, spec: &AccSpec, partials: &[ArrayRef], groups: &GroupIds<'_>)
-        -> Result<()>;
+    /// Merges partial columns (checked) into the groups of checked ids
+    /// (partials of retracting input when `RETRACTING`).
+    fn merge<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+    ) -> Result<()>;
     /// The results of the listed groups.
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef>;
     /// The partial columns of the listed groups.
@@ -263,7 +268,8 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
             group_ids.len(),
             self.spec.name,
         )?;
-        self.state.merge(&self.spec, partials, &groups)
+        self.state
+            .merge::<RETRACTING>(&self.spec, partials, &groups)
     }
 
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {

@@ -84,7 +84,7 @@ where
         )
     }
 
-    fn merge(
+    fn merge<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         partials: &[ArrayRef],
@@ -165,7 +165,7 @@ where
         )
     }
 
-    fn merge(
+    fn merge<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         partials: &[ArrayRef],
@@ -254,7 +254,7 @@ impl TemplateState for Counts {
         )
     }
 
-    fn merge(
+    fn merge<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         partials: &[ArrayRef],
@@ -339,7 +339,7 @@ where
         )
     }
 
-    fn merge(
+    fn merge<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         _partials: &[ArrayRef],

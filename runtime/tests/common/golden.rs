@@ -163,6 +163,7 @@ impl Case {
             memory_budget_bytes: 64 << 20,
             max_parallelism: self.max_parallelism,
             count_star_column: None,
+            views: Vec::new(),
         }
     }
 

@@ -3,10 +3,11 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use aggforge_runtime::operator::GroupAggOperator;
-use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
+use aggforge_runtime::plan::{AggCall, AggPlan, DistinctView, Emission};
 use aggforge_runtime::types::{InputMode, Phase, RowKind, SqlType, ROW_KIND_COLUMN};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -41,6 +42,7 @@ pub fn plan(key: SqlType, calls: Vec<AggCall>, emission: Emission) -> AggPlan {
         memory_budget_bytes: 64 << 20,
         max_parallelism: 128,
         count_star_column: None,
+        views: Vec::new(),
     }
 }
 
@@ -166,6 +168,54 @@ pub fn two_phase_plans(single: &AggPlan) -> (AggPlan, AggPlan) {
         .collect();
     if single.input == InputMode::Retracting && single.record_counter().is_none() {
         global.count_star_column = Some(next);
+        next += 1;
     }
+    // DISTINCT calls over one argument share a view (Flink's DistinctInfo),
+    // in order of first use, after every call's partials.
+    let mut views: Vec<(Vec<usize>, DistinctView)> = Vec::new();
+    for (c, call) in single.calls.iter().enumerate() {
+        if !call.distinct {
+            continue;
+        }
+        match views.iter_mut().find(|(args, _)| *args == call.args) {
+            Some((_, view)) => view.calls.push(c),
+            None => views.push((
+                call.args.clone(),
+                DistinctView {
+                    calls: vec![c],
+                    column: None,
+                },
+            )),
+        }
+    }
+    local.views = views.iter().map(|(_, v)| v.clone()).collect();
+    global.views = views
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, v))| DistinctView {
+            column: Some(next + i),
+            ..v
+        })
+        .collect();
     (local, global)
+}
+
+/// The table a changelog leaves: each key's last +I/+U row, without the
+/// keys whose last row is -D.
+pub fn final_table(changelog: &[String]) -> BTreeMap<String, String> {
+    let mut table = BTreeMap::new();
+    for row in changelog {
+        let body = &row[3..row.len() - 1];
+        let (key, rest) = body.split_once(", ").unwrap();
+        match &row[..2] {
+            "+I" | "+U" => {
+                table.insert(key.to_string(), rest.to_string());
+            }
+            "-D" => {
+                table.remove(key);
+            }
+            _ => {}
+        }
+    }
+    table
 }

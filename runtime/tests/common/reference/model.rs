@@ -88,6 +88,25 @@ pub struct Ref {
     view: Vec<(V, i64)>,
 }
 
+/// Adds `delta` to `v`'s count in the DISTINCT view (a count of 0
+/// removes the entry) and returns the count before.
+fn bump_view(state: &mut Ref, v: &V, delta: i64) -> i64 {
+    match state.view.iter().position(|(k, _)| boxed_equal(k, v)) {
+        Some(at) => {
+            let before = state.view[at].1;
+            state.view[at].1 += delta;
+            if state.view[at].1 == 0 {
+                state.view.remove(at);
+            }
+            before
+        }
+        None => {
+            state.view.push((v.clone(), delta));
+            0
+        }
+    }
+}
+
 /// Java's boxed `equals`: floats by `doubleToLongBits` (NaNs one value,
 /// 0.0 and -0.0 different), the rest by value.
 fn boxed_equal(a: &V, b: &V) -> bool {
@@ -175,25 +194,26 @@ impl Model {
             return;
         }
         let Some(v) = value else { return };
-        let delta = if retract { -1 } else { 1 };
-        let before = match state.view.iter().position(|(k, _)| boxed_equal(k, v)) {
-            Some(at) => {
-                let before = state.view[at].1;
-                state.view[at].1 += delta;
-                if state.view[at].1 == 0 {
-                    state.view.remove(at);
-                }
-                before
-            }
-            None => {
-                state.view.push((v.clone(), delta));
-                0
-            }
-        };
+        let before = bump_view(state, v, if retract { -1 } else { 1 });
         if !retract && before == 0 {
             self.fold(state, value);
         } else if retract && before == 1 {
             self.unfold(state, value);
+        }
+    }
+
+    /// DISTINCT in the global phase: adds each count of a partial's view,
+    /// as Flink's distinct merge does (a value enters the set when its
+    /// count goes from <= 0 to > 0, leaves it from > 0 to <= 0).
+    fn merge_view(&self, state: &mut Ref, partial: &Ref) {
+        for (v, delta) in &partial.view {
+            let before = bump_view(state, v, *delta);
+            let after = before + delta;
+            if before <= 0 && after > 0 {
+                self.fold(state, &Some(v.clone()));
+            } else if before > 0 && after <= 0 {
+                self.unfold(state, &Some(v.clone()));
+            }
         }
     }
 
@@ -382,6 +402,9 @@ impl Model {
     }
 
     pub fn merge(&self, state: &mut Ref, partial: &Ref) {
+        if self.distinct {
+            return self.merge_view(state, partial);
+        }
         let ty = self.ty.as_ref();
         match self.function {
             "COUNT_STAR" | "COUNT" => state.count += partial.count,
