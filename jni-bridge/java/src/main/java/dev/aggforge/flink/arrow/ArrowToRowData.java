@@ -1,6 +1,9 @@
 package dev.aggforge.flink.arrow;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
@@ -17,16 +20,23 @@ import org.apache.arrow.vector.TimeStampMilliVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.StructVector;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.core.memory.MemorySegmentFactory;
+import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.RawValueData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.data.conversion.DataStructureConverter;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.runtime.typeutils.InternalSerializers;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
@@ -146,8 +156,10 @@ public final class ArrowToRowData {
         if (wantChildren.size() != haveChildren.size()) {
             return false;
         }
+        // A list's item is named as each Arrow library names it ("item", Java's "$data$").
+        boolean list = want.getType() instanceof ArrowType.List;
         for (int i = 0; i < wantChildren.size(); i++) {
-            if (!wantChildren.get(i).getName().equals(haveChildren.get(i).getName())
+            if ((!list && !wantChildren.get(i).getName().equals(haveChildren.get(i).getName()))
                     || !sameLayout(wantChildren.get(i), haveChildren.get(i))) {
                 return false;
             }
@@ -158,6 +170,10 @@ public final class ArrowToRowData {
     // ------------------------------------------------------------------------------------------
 
     private static ColumnReader readerFor(LogicalType type, int pos) {
+        Optional<DistinctViewType> view = DistinctViewType.of(type);
+        if (view.isPresent()) {
+            return new ViewReader(pos, view.get());
+        }
         switch (ArrowTypes.requireLayout(type)) {
             case INT8:
                 return new ColumnReader(pos) {
@@ -372,6 +388,74 @@ public final class ArrowToRowData {
             }
             strings.getDataBuffer().getBytes(start, scratch, 0, length);
             out.writeString(pos, BinaryStringData.fromAddress(segments, 0, length));
+        }
+    }
+
+    /**
+     * A two-phase DISTINCT partial (local output): each list entry into Flink's MapView, which
+     * the RAW field's own serializer writes (so Flink's exchange and global phase read it as
+     * Flink's local phase wrote it). Keys are read by the key type's own column reader (through a
+     * one-field row) and copied out of it.
+     */
+    private static final class ViewReader extends ColumnReader {
+        private final DistinctViewType view;
+        private final DataStructureConverter<Object, Object> keys;
+        private final ColumnReader keyReader;
+        private final RowData.FieldGetter keyGetter;
+        private final TypeSerializer<Object> keyCopier;
+        private final BinaryRowData holder = new BinaryRowData(1);
+        private final BinaryRowWriter holderWriter = new BinaryRowWriter(holder);
+        private FieldVector value;
+
+        @SuppressWarnings("unchecked")
+        ViewReader(int pos, DistinctViewType view) {
+            super(pos);
+            this.view = view;
+            this.keys = view.keyConverter();
+            this.keyReader = readerFor(view.keyType(), 0);
+            this.keyGetter = RowData.createFieldGetter(view.keyType(), 0);
+            this.keyCopier = (TypeSerializer<Object>) InternalSerializers.create(view.keyType());
+        }
+
+        @Override
+        void bind(FieldVector vector) {
+            super.bind(vector);
+            StructVector entry = (StructVector) ((ListVector) vector).getDataVector();
+            keyReader.bind(entry.getChildrenFromFields().get(0));
+            value = entry.getChildrenFromFields().get(1);
+        }
+
+        @Override
+        void value(int index, BinaryRowWriter out) {
+            ListVector list = (ListVector) vector;
+            int start = list.getElementStartIndex(index);
+            int end = list.getElementEndIndex(index);
+            Map<Object, Object> map = new HashMap<>();
+            for (int e = start; e < end; e++) {
+                holderWriter.reset();
+                keyReader.read(e, holderWriter);
+                holderWriter.complete();
+                Object internal = keyGetter.getFieldOrNull(holder);
+                Object key = internal == null ? null : keys.toExternal(keyCopier.copy(internal));
+                map.put(key, valueAt(e));
+            }
+            MapView<Object, Object> mapView = new MapView<>();
+            mapView.setMap(map);
+            out.writeRawValue(pos, RawValueData.fromObject(mapView), view.serializer());
+        }
+
+        private Object valueAt(int e) {
+            if (view.packed()) {
+                return ((BigIntVector) value).get(e);
+            }
+            ListVector lists = (ListVector) value;
+            BigIntVector items = (BigIntVector) lists.getDataVector();
+            int start = lists.getElementStartIndex(e);
+            long[] words = new long[lists.getElementEndIndex(e) - start];
+            for (int i = 0; i < words.length; i++) {
+                words[i] = items.get(start + i);
+            }
+            return words;
         }
     }
 }

@@ -143,8 +143,15 @@ public final class ArrowTypes {
         }
     }
 
-    /** Whether {@code type} has an aggforge Arrow layout (a type row covers it). */
+    /**
+     * Whether {@code type} has an aggforge Arrow layout: a type row covers it, or it is a
+     * two-phase DISTINCT partial ({@link DistinctViewType}) over such a type.
+     */
     public static boolean isSupported(LogicalType type) {
+        Optional<DistinctViewType> view = DistinctViewType.of(type);
+        if (view.isPresent()) {
+            return layoutOf(view.get().keyType()).isPresent();
+        }
         return layoutOf(type).isPresent();
     }
 
@@ -155,6 +162,10 @@ public final class ArrowTypes {
 
     /** The Arrow field (nullable, as Flink's RowData can hold NULL anywhere) for {@code type}. */
     public static Field fieldFor(String name, LogicalType type) {
+        Optional<DistinctViewType> view = DistinctViewType.of(type);
+        if (view.isPresent()) {
+            return view.get().arrowField(name);
+        }
         switch (requireLayout(type)) {
             case INT8:
                 return leaf(name, new ArrowType.Int(8, true));

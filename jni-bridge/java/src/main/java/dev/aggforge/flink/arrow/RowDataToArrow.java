@@ -3,6 +3,8 @@ package dev.aggforge.flink.arrow;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import org.apache.arrow.memory.util.MemoryUtil;
@@ -20,17 +22,22 @@ import org.apache.arrow.vector.TimeStampMilliVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RawValueData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.data.conversion.DataStructureConverter;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
@@ -192,6 +199,10 @@ public final class RowDataToArrow implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     private static ColumnWriter writerFor(LogicalType type, int pos, FieldVector vector) {
+        Optional<DistinctViewType> view = DistinctViewType.of(type);
+        if (view.isPresent()) {
+            return new ViewWriter(pos, view.get(), (ListVector) vector);
+        }
         switch (ArrowTypes.requireLayout(type)) {
             case INT8:
                 return new TinyIntWriter(pos, (TinyIntVector) vector);
@@ -565,6 +576,73 @@ public final class RowDataToArrow implements AutoCloseable {
             }
             BinarySegmentUtils.copyToBytes(segments, offset, scratch, 0, length);
             vector.setSafe(index, scratch, 0, length);
+        }
+    }
+
+    /**
+     * A two-phase DISTINCT partial (global input): Flink's MapView, deserialized with the RAW
+     * field's own serializer, as one list entry per map entry in the map's iteration order; keys
+     * are written by the key type's own column writer (through a one-field row), values as the
+     * map holds them.
+     */
+    private static final class ViewWriter extends ColumnWriter {
+        private final DistinctViewType view;
+        private final DataStructureConverter<Object, Object> keys;
+        private final ListVector entries;
+        private final StructVector entry;
+        private final ColumnWriter keyWriter;
+        private final FieldVector value;
+        private final GenericRowData holder = new GenericRowData(1);
+
+        ViewWriter(int pos, DistinctViewType view, ListVector entries) {
+            super(pos);
+            this.view = view;
+            this.keys = view.keyConverter();
+            this.entries = entries;
+            this.entry = (StructVector) entries.getDataVector();
+            this.keyWriter = writerFor(view.keyType(), 0, entry.getChildrenFromFields().get(0));
+            this.value = entry.getChildrenFromFields().get(1);
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                entries.setNull(index);
+                return;
+            }
+            RawValueData<MapView<Object, Object>> raw =
+                    (RawValueData<MapView<Object, Object>>) (RawValueData<?>) row.getRawValue(pos);
+            MapView<Object, Object> map = raw.toObject(view.serializer().getInnerSerializer());
+            int at = entries.startNewValue(index);
+            int size = 0;
+            for (Map.Entry<Object, Object> e : map.getMap().entrySet()) {
+                int slot = at + size;
+                if (keyWriter instanceof FixedWidthWriter fixed) {
+                    fixed.ensure(slot + 1);
+                }
+                holder.setField(0, keys.toInternalOrNull(e.getKey()));
+                keyWriter.write(holder, slot);
+                writeValue(slot, e.getValue());
+                entry.setIndexDefined(slot);
+                size++;
+            }
+            entries.endValue(index, size);
+        }
+
+        private void writeValue(int slot, Object held) {
+            if (view.packed()) {
+                ((BigIntVector) value).setSafe(slot, (Long) held);
+                return;
+            }
+            long[] words = (long[]) held;
+            ListVector lists = (ListVector) value;
+            BigIntVector items = (BigIntVector) lists.getDataVector();
+            int start = lists.startNewValue(slot);
+            for (int i = 0; i < words.length; i++) {
+                items.setSafe(start + i, words[i]);
+            }
+            lists.endValue(slot, words.length);
         }
     }
 }

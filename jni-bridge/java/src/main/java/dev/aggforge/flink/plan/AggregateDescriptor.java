@@ -44,6 +44,8 @@ import java.util.stream.Collectors;
  * call.0.filter=-1              input column of the BOOLEAN FILTER argument
  * call.0.result_type=DOUBLE
  * call.0.retraction=false       the call must support retract (Flink's aggCallNeedRetractions)
+ * views=0,2:5;1:6               two-phase DISTINCT views (Flink's DistinctInfos): the calls sharing
+ *                               each, then its input column (global) or -1 (local)
  * unsupported=                  empty when the Java side can hand the operator over, else why not
  * </pre>
  *
@@ -64,6 +66,8 @@ import java.util.stream.Collectors;
  * @param countStarColumn local phase: output column, global phase: input column, of the
  *     record-counting COUNT(*) partial; else -1
  * @param calls the aggregate calls in output order
+ * @param views two-phase plans: the DISTINCT views, each shared by the DISTINCT calls over one
+ *     argument (Flink's DistinctInfo); empty otherwise
  * @param unsupported empty, or why the Java side cannot hand this operator to the runtime
  */
 public record AggregateDescriptor(
@@ -80,6 +84,7 @@ public record AggregateDescriptor(
         List<String> outputTypes,
         int countStarColumn,
         List<Call> calls,
+        List<View> views,
         String unsupported) {
 
     /** Wire format version of {@link #toPlanJson(long, int)}. */
@@ -96,6 +101,7 @@ public record AggregateDescriptor(
         inputTypes = List.copyOf(inputTypes);
         outputTypes = List.copyOf(outputTypes);
         calls = List.copyOf(calls);
+        views = List.copyOf(views);
         Objects.requireNonNull(unsupported);
         if (keyColumns.size() != keyTypes.size()) {
             throw new IllegalArgumentException(
@@ -174,6 +180,22 @@ public record AggregateDescriptor(
         }
     }
 
+    /**
+     * DISTINCT calls sharing one distinct MapView partial (Flink's DistinctInfo).
+     *
+     * @param calls the calls, in Flink's order within the view (call {@code calls[i]} owns bit or
+     *     count {@code i} of each entry)
+     * @param column global phase: the input column holding the view; local phase: -1 (the views
+     *     follow every call's partials in the output)
+     */
+    public record View(List<Integer> calls, int column) {
+
+        /** Canonical constructor: copies the list. */
+        public View {
+            calls = List.copyOf(calls);
+        }
+    }
+
     /** Whether the Java side found nothing that stops handing this operator to the runtime. */
     public boolean supportedByJavaSide() {
         return unsupported.isEmpty();
@@ -208,6 +230,12 @@ public record AggregateDescriptor(
             line(text, prefix + "result_type", call.resultType());
             line(text, prefix + "retraction", Boolean.toString(call.retraction()));
         }
+        line(
+                text,
+                "views",
+                views.stream()
+                        .map(v -> joinInts(v.calls()).replace(';', ',') + ":" + v.column())
+                        .collect(Collectors.joining(";")));
         line(text, "unsupported", unsupported.replace('\n', ' '));
         return text.toString();
     }
@@ -257,6 +285,7 @@ public record AggregateDescriptor(
                 splitTypes(get(values, "output_types")),
                 parseInt(values, "count_star_column"),
                 calls,
+                parseViews(get(values, "views")),
                 get(values, "unsupported"));
     }
 
@@ -300,6 +329,21 @@ public record AggregateDescriptor(
         json.append(",\"max_parallelism\":").append(maxParallelism);
         if (phase == Phase.GLOBAL && input == InputMode.RETRACTING && countStarColumn >= 0) {
             json.append(",\"count_star_column\":").append(countStarColumn);
+        }
+        if (phase != Phase.SINGLE && !views.isEmpty()) {
+            json.append(",\"views\":[");
+            for (int i = 0; i < views.size(); i++) {
+                View view = views.get(i);
+                json.append(i == 0 ? "" : ",")
+                        .append("{\"calls\":[")
+                        .append(joinInts(view.calls()).replace(';', ','))
+                        .append(']');
+                if (phase == Phase.GLOBAL) {
+                    json.append(",\"column\":").append(view.column());
+                }
+                json.append('}');
+            }
+            json.append(']');
         }
         return json.append('}').toString();
     }
@@ -351,6 +395,26 @@ public record AggregateDescriptor(
             }
         }
         return ints;
+    }
+
+    private static List<View> parseViews(String value) {
+        List<View> views = new ArrayList<>();
+        for (String part : splitTypes(value)) {
+            int colon = part.lastIndexOf(':');
+            if (colon < 0) {
+                throw new IllegalArgumentException("not a view (calls:column): " + part);
+            }
+            List<Integer> calls = new ArrayList<>();
+            for (String call : part.substring(0, colon).split(",")) {
+                calls.addAll(splitInts(call));
+            }
+            try {
+                views.add(new View(calls, Integer.parseInt(part.substring(colon + 1))));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("not a view column: " + part, e);
+            }
+        }
+        return views;
     }
 
     private static List<String> splitTypes(String value) {

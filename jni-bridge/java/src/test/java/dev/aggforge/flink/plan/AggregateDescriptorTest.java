@@ -1,6 +1,7 @@
 package dev.aggforge.flink.plan;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -34,6 +35,9 @@ class AggregateDescriptorTest {
                         new Call("SUM", List.of(2), List.of("DECIMAL(20, 3)"), false, 3, "DECIMAL(38, 3)", true),
                         new Call("COUNT_STAR", List.of(), List.of(), false, -1, "BIGINT", false),
                         new Call("AVG", List.of(3, 4), List.of("DOUBLE"), true, -1, "DOUBLE", true)),
+                phase == Phase.SINGLE
+                        ? List.of()
+                        : List.of(new AggregateDescriptor.View(List.of(2), phase == Phase.GLOBAL ? 6 : -1)),
                 "");
     }
 
@@ -83,6 +87,10 @@ class AggregateDescriptorTest {
                 sample(Phase.SINGLE).toPlanJson(64L << 20, 128));
         // The global phase never sends a FILTER: the local phase applied it.
         assertTrue(sample(Phase.GLOBAL).toPlanJson(1, 1).contains("\"filter\":null,\"result_type\":\"DECIMAL(38, 3)\"},{\"function\":\"COUNT_STAR\""));
+        // Two-phase DISTINCT views: the global phase names each view's column.
+        assertTrue(sample(Phase.GLOBAL).toPlanJson(1, 1).endsWith(",\"views\":[{\"calls\":[2],\"column\":6}]}"));
+        assertTrue(sample(Phase.LOCAL).toPlanJson(1, 1).endsWith(",\"views\":[{\"calls\":[2]}]}"));
+        assertFalse(sample(Phase.SINGLE).toPlanJson(1, 1).contains("views"));
     }
 
     @Test
@@ -92,6 +100,6 @@ class AggregateDescriptorTest {
                 () ->
                         new AggregateDescriptor(
                                 "n", Phase.SINGLE, InputMode.INSERT_ONLY, Emission.IMMEDIATE, 0, true, 0,
-                                List.of(0), List.of(), List.of(), List.of(), -1, List.of(), ""));
+                                List.of(0), List.of(), List.of(), List.of(), -1, List.of(), List.of(), ""));
     }
 }

@@ -11,6 +11,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.utils.AggregateInfo;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
+import org.apache.flink.table.planner.plan.utils.DistinctInfo;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -63,6 +64,7 @@ public final class AggregateDescriber {
                 stateTtl(agg, config),
                 inputCalls(input, agg),
                 -1,
+                List.of(),
                 config,
                 new ArrayList<>());
     }
@@ -90,6 +92,7 @@ public final class AggregateDescriber {
                 0,
                 inputCalls(input, agg),
                 countStarPartial(infos, agg.grouping().length),
+                views(infos, -1, reasons),
                 config,
                 reasons);
     }
@@ -114,9 +117,6 @@ public final class AggregateDescriber {
                 infos.indexOfCountStar().isDefined() ? (Integer) infos.indexOfCountStar().get() : -1;
         List<String> reasons = new ArrayList<>();
         checkPartials(input, agg.grouping().length, reasons);
-        if (infos.distinctInfos().length > 0) {
-            reasons.add("DISTINCT in a two-phase plan (distinct-view partials are not described)");
-        }
         // Partial columns: the keys first, then each AggregateInfo's accumulator fields in order.
         List<AggregateDescriptor.Call> described = new ArrayList<>();
         int offset = agg.grouping().length;
@@ -146,6 +146,7 @@ public final class AggregateDescriber {
             }
             offset += width;
         }
+        // The DISTINCT views follow every AggregateInfo's accumulator fields.
         return build(
                 agg,
                 input,
@@ -154,6 +155,7 @@ public final class AggregateDescriber {
                 stateTtl(agg, config),
                 described,
                 countStarColumn,
+                views(infos, offset, reasons),
                 config,
                 reasons);
     }
@@ -166,6 +168,7 @@ public final class AggregateDescriber {
             long stateTtlMs,
             List<AggregateDescriptor.Call> calls,
             int countStarColumn,
+            List<AggregateDescriptor.View> views,
             ReadableConfig config,
             List<String> reasons) {
         AggregateDescriptor.Phase phase = agg.phase();
@@ -229,7 +232,36 @@ public final class AggregateDescriber {
                 typeTexts(agg.outputType()),
                 countStarColumn,
                 calls,
+                views,
                 String.join("; ", reasons));
+    }
+
+    /**
+     * The two-phase DISTINCT views, Flink's DistinctInfos in order: the calls sharing each (the
+     * AggregateInfo index of a plan's call is the call's index; an inserted COUNT(*) comes after
+     * them) and, when {@code firstColumn >= 0} (global phase), the input column of each, from
+     * {@code firstColumn} on.
+     */
+    private static List<AggregateDescriptor.View> views(
+            AggregateInfoList infos, int firstColumn, List<String> reasons) {
+        List<AggregateDescriptor.View> views = new ArrayList<>();
+        DistinctInfo[] distinct = infos.distinctInfos();
+        for (int i = 0; i < distinct.length; i++) {
+            DistinctInfo info = distinct[i];
+            if (info.excludeAcc()) {
+                reasons.add("DISTINCT view without an accumulator (excludeAcc)");
+            }
+            if (info.argIndexes().length != 1) {
+                reasons.add(
+                        "DISTINCT over " + info.argIndexes().length + " columns (one is supported)");
+            }
+            List<Integer> calls = new ArrayList<>();
+            for (Object index : JavaScalaConversionUtil.toJava(info.aggIndexes())) {
+                calls.add((Integer) index);
+            }
+            views.add(new AggregateDescriptor.View(calls, firstColumn < 0 ? -1 : firstColumn + i));
+        }
+        return views;
     }
 
     /** The partial column of the record-counting COUNT(*) (keys come first), or -1. */

@@ -178,6 +178,11 @@ public final class NativeRewrite {
         if (descriptor.phase() == Phase.GLOBAL && descriptor.countStarColumn() >= 0) {
             used.add(descriptor.countStarColumn());
         }
+        if (descriptor.phase() == Phase.GLOBAL) {
+            for (AggregateDescriptor.View view : descriptor.views()) {
+                used.add(view.column());
+            }
+        }
         return used.stream().mapToInt(Integer::intValue).toArray();
     }
 
@@ -194,6 +199,13 @@ public final class NativeRewrite {
                             call.filter() < 0 ? -1 : position(columns, call.filter()),
                             call.resultType(),
                             call.retraction()));
+        }
+        List<AggregateDescriptor.View> views = new ArrayList<>(d.views().size());
+        for (AggregateDescriptor.View view : d.views()) {
+            views.add(
+                    new AggregateDescriptor.View(
+                            view.calls(),
+                            d.phase() == Phase.GLOBAL ? position(columns, view.column()) : -1));
         }
         int countStar =
                 d.phase() == Phase.GLOBAL && d.countStarColumn() >= 0
@@ -213,6 +225,7 @@ public final class NativeRewrite {
                 d.outputTypes(),
                 countStar,
                 calls,
+                views,
                 d.unsupported());
     }
 
