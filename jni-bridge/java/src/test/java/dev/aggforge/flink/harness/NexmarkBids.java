@@ -1,5 +1,6 @@
 package dev.aggforge.flink.harness;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -8,6 +9,7 @@ import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.RowType;
@@ -56,8 +58,9 @@ import org.apache.flink.table.types.logical.VarCharType;
  *       them): Nexmark's urls carry three random path segments drawn once per JVM, and 9 of 10
  *       non-hot channels (by another unseeded draw) a {@code channel_id} parameter; here the
  *       segments name the channel and every channel whose number is not a multiple of 10 has the
- *       parameter. Nexmark's {@code extra} is a slice of one random string; here its letters come
- *       from the event's random generator.
+ *       parameter. Nexmark's {@code extra} is a slice of one random string drawn per JVM; here the
+ *       string is fixed (4,096 letters of a seeded generator) and the event's random generator
+ *       draws the slice's offset. Strings are built once per channel, in binary form.
  * </ul>
  */
 public final class NexmarkBids implements GeneratorFunction<Long, RowData> {
@@ -160,30 +163,28 @@ public final class NexmarkBids implements GeneratorFunction<Long, RowData> {
 
         long price = Math.round(Math.pow(10.0, random.nextDouble() * 6.0) * 100.0);
 
-        String channel;
-        String url;
+        StringData channel;
+        StringData url;
         if (random.nextInt(HOT_CHANNELS_RATIO) > 0) {
-            channel = HOT_CHANNELS[random.nextInt(HOT_CHANNELS.length)];
-            url = "https://www.nexmark.com/hot/" + channel.toLowerCase() + "/item.htm?query=1";
+            int hot = random.nextInt(HOT_CHANNELS.length);
+            channel = HOT_CHANNEL_DATA[hot];
+            url = HOT_URL_DATA[hot];
         } else {
             int n = random.nextInt(CHANNELS);
-            channel = "channel-" + n;
-            url = "https://www.nexmark.com/channel/" + n + "/item.htm?query=1";
-            if (n % 10 != 0) {
-                url += "&channel_id=" + Math.abs(Integer.reverse(n));
-            }
+            channel = CHANNEL_DATA[n];
+            url = URL_DATA[n];
         }
 
-        String extra = extra(random, 8 + 8 + 8 + 8);
+        StringData extra = extra(random, 8 + 8 + 8 + 8);
 
         GenericRowData row = new GenericRowData(ROW_TYPE.getFieldCount());
         row.setField(0, auction);
         row.setField(1, bidder);
         row.setField(2, price);
-        row.setField(3, StringData.fromString(channel));
-        row.setField(4, StringData.fromString(url));
+        row.setField(3, channel);
+        row.setField(4, url);
         row.setField(5, TimestampData.fromEpochMillis(timestamp(id)));
-        row.setField(6, StringData.fromString(extra));
+        row.setField(6, extra);
         return row;
     }
 
@@ -218,19 +219,51 @@ public final class NexmarkBids implements GeneratorFunction<Long, RowData> {
 
     /**
      * Padding so that a bid's size averages {@link #AVG_BID_BYTES}: Nexmark's length (the rest
-     * of the average, minus up to 20 %, plus a draw of up to 40 %), simplified letters.
+     * of the average, minus up to 20 %, plus a draw of up to 40 %), a slice of one random string
+     * at a drawn offset (as Nexmark slices one random string).
      */
-    private static String extra(SplittableRandom random, int currentSize) {
+    private static StringData extra(SplittableRandom random, int currentSize) {
         if (currentSize > AVG_BID_BYTES) {
-            return "";
+            return EMPTY;
         }
         int rest = AVG_BID_BYTES - currentSize;
         int delta = (int) Math.round(rest * 0.2);
         int length = rest - delta + (delta == 0 ? 0 : random.nextInt(2 * delta));
-        StringBuilder text = new StringBuilder(length);
-        for (int i = 0; i < length; i++) {
-            text.append((char) ('a' + random.nextInt(26)));
+        int offset = random.nextInt(LETTERS.length - length + 1);
+        return BinaryStringData.fromBytes(LETTERS, offset, length);
+    }
+
+    // Strings built once (binary form, so rows of every subtask can share them): the channels
+    // and urls, and the letters extra slices.
+    private static final StringData EMPTY = BinaryStringData.fromBytes(new byte[0]);
+    private static final StringData[] HOT_CHANNEL_DATA = new StringData[HOT_CHANNELS.length];
+    private static final StringData[] HOT_URL_DATA = new StringData[HOT_CHANNELS.length];
+    private static final StringData[] CHANNEL_DATA = new StringData[CHANNELS];
+    private static final StringData[] URL_DATA = new StringData[CHANNELS];
+    private static final byte[] LETTERS = new byte[4096];
+
+    static {
+        for (int i = 0; i < HOT_CHANNELS.length; i++) {
+            String channel = HOT_CHANNELS[i];
+            HOT_CHANNEL_DATA[i] = utf8(channel);
+            HOT_URL_DATA[i] =
+                    utf8("https://www.nexmark.com/hot/" + channel.toLowerCase() + "/item.htm?query=1");
         }
-        return text.toString();
+        for (int n = 0; n < CHANNELS; n++) {
+            CHANNEL_DATA[n] = utf8("channel-" + n);
+            String url = "https://www.nexmark.com/channel/" + n + "/item.htm?query=1";
+            if (n % 10 != 0) {
+                url += "&channel_id=" + Math.abs(Integer.reverse(n));
+            }
+            URL_DATA[n] = utf8(url);
+        }
+        SplittableRandom letters = new SplittableRandom(0x6e65786d61726bL);
+        for (int i = 0; i < LETTERS.length; i++) {
+            LETTERS[i] = (byte) ('a' + letters.nextInt(26));
+        }
+    }
+
+    private static StringData utf8(String text) {
+        return BinaryStringData.fromBytes(text.getBytes(StandardCharsets.UTF_8));
     }
 }
