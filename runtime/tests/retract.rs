@@ -21,13 +21,7 @@ const D: i8 = 3;
 
 /// (kind, key INT, value BIGINT) rows.
 fn rows_of(rows: &[(i8, i32, Option<i64>)]) -> RecordBatch {
-    let keys: ArrayRef = Arc::new(Int32Array::from(
-        rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-    ));
-    let values: ArrayRef = Arc::new(Int64Array::from(
-        rows.iter().map(|r| r.2).collect::<Vec<_>>(),
-    ));
-    batch_with_kinds(vec![keys, values], rows.iter().map(|r| r.0).collect())
+    kind_rows(rows, true)
 }
 
 fn retracting(calls: Vec<AggCall>, emission: Emission) -> AggPlan {

@@ -5,12 +5,10 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
-use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
+use arrow_array::RecordBatch;
 use arrow_schema::DataType;
 use common::*;
 
@@ -29,21 +27,6 @@ fn stream(seed: u64) -> impl FnMut() -> u64 {
         x ^= x >> 7;
         x ^= x << 17;
         x
-    }
-}
-
-/// (kind, key, value) rows as a batch; kinds are left out when `None`.
-fn rows_of(rows: &[(i8, i32, Option<i64>)], kinds: bool) -> RecordBatch {
-    let keys: ArrayRef = Arc::new(Int32Array::from(
-        rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-    ));
-    let values: ArrayRef = Arc::new(Int64Array::from(
-        rows.iter().map(|r| r.2).collect::<Vec<_>>(),
-    ));
-    if kinds {
-        batch_with_kinds(vec![keys, values], rows.iter().map(|r| r.0).collect())
-    } else {
-        batch(vec![keys, values])
     }
 }
 
@@ -76,7 +59,7 @@ fn input(retract: bool) -> Vec<RecordBatch> {
                 rows.push((0, k, v));
                 live.push((k, v));
             }
-            rows_of(&rows, retract)
+            kind_rows(&rows, retract)
         })
         .collect()
 }

@@ -292,27 +292,31 @@ impl ViewLayout {
             return Err(bad("entries are not {key, value}"));
         }
         let keys = entries.column(0);
+        // The values' words, downcast once: one Int64 per entry, or a list of them.
+        let value = entries.column(1);
+        let (words, lists) = if self.packed() {
+            (value.as_any().downcast_ref::<Int64Array>(), None)
+        } else {
+            let lists = value
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .ok_or_else(|| bad("values are not lists"))?;
+            (
+                lists.values().as_any().downcast_ref::<Int64Array>(),
+                Some(lists),
+            )
+        };
+        let words = words.ok_or_else(|| bad("values are not Int64"))?;
+        let at = if self.retracting { call } else { call / 64 };
         let word = |e: usize| -> Result<i64> {
-            let value = entries.column(1);
-            let (words, base) = if self.packed() {
-                (value.as_any().downcast_ref::<Int64Array>(), e)
-            } else {
-                let lists = value
-                    .as_any()
-                    .downcast_ref::<ListArray>()
-                    .ok_or_else(|| bad("values are not lists"))?;
-                let (start, end) = (lists.value_offsets()[e], lists.value_offsets()[e + 1]);
-                if ((end - start) as usize) < self.words() {
-                    return Err(bad("a value has too few words"));
-                }
-                let at = if self.retracting { call } else { call / 64 };
-                (
-                    lists.values().as_any().downcast_ref::<Int64Array>(),
-                    start as usize + at,
-                )
+            let Some(lists) = lists else {
+                return Ok(words.value(e));
             };
-            let words = words.ok_or_else(|| bad("values are not Int64"))?;
-            Ok(words.value(base))
+            let (start, end) = (lists.value_offsets()[e], lists.value_offsets()[e + 1]);
+            if ((end - start) as usize) < self.words() {
+                return Err(bad("a value has too few words"));
+            }
+            Ok(words.value(start as usize + at))
         };
         let offsets = list.value_offsets();
         let mut picked = Vec::new();

@@ -219,3 +219,19 @@ pub fn final_table(changelog: &[String]) -> BTreeMap<String, String> {
     }
     table
 }
+
+/// A batch of (kind, key INT, value BIGINT) rows, with the `$row_kind`
+/// column when `with_kinds` (else the kinds are left out: insert-only).
+pub fn kind_rows(rows: &[(i8, i32, Option<i64>)], with_kinds: bool) -> RecordBatch {
+    let keys: ArrayRef = Arc::new(arrow_array::Int32Array::from(
+        rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+    ));
+    let values: ArrayRef = Arc::new(arrow_array::Int64Array::from(
+        rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+    ));
+    if with_kinds {
+        batch_with_kinds(vec![keys, values], rows.iter().map(|r| r.0).collect())
+    } else {
+        batch(vec![keys, values])
+    }
+}
