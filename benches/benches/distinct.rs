@@ -87,6 +87,7 @@ fn update(acc: &mut dyn GroupAccumulator, (groups, values): &(Vec<u32>, ArrayRef
         group_ids: groups,
         filter: None,
         row_kinds: None,
+        distinct: None,
     })
     .expect("update");
 }

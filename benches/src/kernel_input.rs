@@ -34,6 +34,7 @@ impl Bundle {
             group_ids: &self.group_ids,
             filter: None,
             row_kinds: self.row_kinds.as_deref(),
+            distinct: None,
         }
     }
 }

@@ -42,6 +42,7 @@ pub fn update(
         group_ids,
         filter: None,
         row_kinds: None,
+        distinct: None,
     })
 }
 
@@ -91,6 +92,7 @@ impl LocalPhase {
                 group_ids: &self.ids,
                 filter: None,
                 row_kinds: None,
+                distinct: None,
             })?;
         }
         Ok(groups)

@@ -5,10 +5,29 @@
 //! columnar vectors indexed by dense `u32` group id. The operators own the
 //! group table and the changelog; accumulators only fold values.
 
+use std::any::Any;
+use std::sync::Arc;
+
 use arrow_array::{ArrayRef, BooleanArray};
 use arrow_schema::DataType;
 
-use crate::error::Result;
+use crate::error::{AggError, Result};
+
+/// A DISTINCT view shared by the calls over one argument (Flink's
+/// DistinctInfo), type-erased: each call checks it is over its own carrier
+/// when it joins.
+pub type ViewHandle = Arc<dyn Any + Send + Sync>;
+
+/// What a DISTINCT view pass gives one call: the rows that changed its set
+/// of values (the inner template's FILTER) and, over a batch with row
+/// kinds, the kinds the inner template sees (-D where a value leaves).
+#[derive(Debug)]
+pub struct DistinctRows {
+    /// Rows that changed the call's set of values.
+    pub changes: BooleanArray,
+    /// The inner template's row kinds (retracting input with row kinds).
+    pub kinds: Option<Vec<i8>>,
+}
 
 /// One batch of input for one aggregate call.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +40,10 @@ pub struct BatchUpdate<'a> {
     pub filter: Option<&'a BooleanArray>,
     /// Flink row kinds (0 +I, 1 -U, 2 +U, 3 -D); `None` means insert-only.
     pub row_kinds: Option<&'a [i8]>,
+    /// A DISTINCT call's rows already run through its shared view (by
+    /// [`GroupAccumulator::distinct_pass`]); `None`: the call runs them
+    /// through its view itself.
+    pub distinct: Option<&'a DistinctRows>,
 }
 
 impl BatchUpdate<'_> {
@@ -111,4 +134,29 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
 
     /// Bytes of state held, heap included.
     fn memory_bytes(&self) -> usize;
+
+    /// A fresh DISTINCT view for `calls` calls over this call's argument;
+    /// `None` for a call that is not DISTINCT.
+    fn new_distinct_view(&self, _calls: usize) -> Option<ViewHandle> {
+        None
+    }
+
+    /// Makes this call column `call` of `view` (which must be fresh, before
+    /// any row is folded); false, with nothing changed, when the call is
+    /// not DISTINCT or the view is over another carrier.
+    fn join_distinct_view(&mut self, _view: &ViewHandle, _call: usize) -> bool {
+        false
+    }
+
+    /// Runs one batch through this call's shared view for all its calls at
+    /// once (`batches[c]`: the view's call `c`'s update, all over the same
+    /// argument column): per call, the rows that changed its set. The view
+    /// is updated; each call then folds its rows with
+    /// [`BatchUpdate::distinct`] set.
+    fn distinct_pass(&mut self, _batches: &[BatchUpdate<'_>]) -> Result<Vec<DistinctRows>> {
+        Err(AggError::Unsupported(format!(
+            "{} has no DISTINCT view",
+            self.name()
+        )))
+    }
 }

@@ -55,6 +55,7 @@ pub fn update_batch<A: GroupAccumulator + ?Sized>(
         group_ids: &ids,
         filter: opt_filter,
         row_kinds: None,
+        distinct: None,
     };
     acc.update(&batch).map_err(df)
 }
@@ -89,6 +90,7 @@ pub fn convert_to_state<A: GroupAccumulator + ?Sized>(
         group_ids: &ids,
         filter: opt_filter,
         row_kinds: None,
+        distinct: None,
     };
     acc.update(&batch).map_err(df)?;
     acc.partials(&ids).map_err(df)

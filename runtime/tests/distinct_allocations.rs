@@ -72,6 +72,7 @@ fn a_duplicate_string_probe_allocates_nothing() {
                 group_ids: groups,
                 filter: None,
                 row_kinds: None,
+                distinct: None,
             })
             .unwrap();
             ALLOCATIONS.load(Ordering::Relaxed) - before

@@ -73,6 +73,7 @@ fn update<'a>(
         group_ids: &batch.groups,
         filter,
         row_kinds: batch.kinds.as_deref(),
+        distinct: None,
     }
 }
 

@@ -52,6 +52,7 @@ fn update_with(
         group_ids: groups,
         filter,
         row_kinds,
+        distinct: None,
     })
 }
 
@@ -412,6 +413,7 @@ fn wrong_column_type_is_an_input_error() {
         group_ids: &[7],
         filter: None,
         row_kinds: None,
+        distinct: None,
     });
     assert!(matches!(err, Err(AggError::Input(_))));
 }
@@ -429,6 +431,7 @@ fn traced_updates_flag_changes_under_java_equality() {
                 group_ids: &[0, 0, 0, 0],
                 filter: None,
                 row_kinds: None,
+                distinct: None,
             },
             &mut changed,
         )
@@ -451,6 +454,7 @@ fn traced_updates_flag_changes_under_java_equality() {
             group_ids: &[0, 0, 0, 0],
             filter: None,
             row_kinds: None,
+            distinct: None,
         },
         &mut changed,
     )
@@ -538,6 +542,7 @@ fn timing_min_max_int_update() {
                 group_ids: &groups,
                 filter: None,
                 row_kinds: None,
+                distinct: None,
             };
             let iterations = 20_000;
             let mut best = f64::MAX;

@@ -19,22 +19,11 @@ fn distinct(function: &str) -> AggCall {
     }
 }
 
-/// A xorshift stream, so every run sees the same rows.
-fn stream(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
-
 /// Batches of rows over few values per key (so values repeat within and
 /// across bundles), NULL every ninth; with `retract`, a valid changelog
 /// that also retracts earlier rows (-U/+U pairs and -D).
 fn input(retract: bool) -> Vec<RecordBatch> {
-    let mut next = stream(0x2545_F491_4F6C_DD1D);
+    let mut next = xorshift(0x2545_F491_4F6C_DD1D);
     let mut live: Vec<(i32, Option<i64>)> = Vec::new();
     (0..16)
         .map(|_| {

@@ -131,20 +131,35 @@ impl GroupAggOperator {
         changed: &mut [bool],
     ) -> Result<Vec<ArrayRef>> {
         let mut traced = Vec::with_capacity(self.visible);
-        for (c, ((acc, args), filter)) in self.accs.iter_mut().zip(args).zip(filters).enumerate() {
-            let rows = super::input::call_rows(filter.as_ref(), accepted);
-            let update = BatchUpdate {
+        let rows: Vec<Option<BooleanArray>> = filters
+            .iter()
+            .map(|filter| super::input::call_rows(filter.as_ref(), accepted))
+            .collect();
+        let updates: Vec<BatchUpdate<'_>> = args
+            .iter()
+            .zip(&rows)
+            .map(|(args, rows)| BatchUpdate {
                 args,
                 group_ids,
                 filter: rows.as_ref(),
                 row_kinds,
-            };
-            if c < self.visible {
-                traced.push(acc.update_traced(&update, changed)?);
-            } else {
-                acc.update(&update)?;
-            }
-        }
+                distinct: None,
+            })
+            .collect();
+        let visible = self.visible;
+        super::shared_views::fold_calls(
+            &mut self.accs,
+            &self.shared,
+            &updates,
+            |c, acc, update| {
+                if c < visible {
+                    traced.push(acc.update_traced(update, changed)?);
+                } else {
+                    acc.update(update)?;
+                }
+                Ok(())
+            },
+        )?;
         Ok(traced)
     }
 

@@ -5,6 +5,7 @@
 use arrow_array::{Array, ArrayRef, BooleanArray, Int8Array, RecordBatch};
 use arrow_schema::DataType;
 
+use crate::accumulator::BatchUpdate;
 use crate::error::{AggError, Result};
 use crate::types::{InputMode, RowKind, ROW_KIND_COLUMN};
 
@@ -156,4 +157,25 @@ pub(crate) fn read<'a>(
         row_kinds,
         num_rows: batch.num_rows(),
     })
+}
+
+/// One update per call over `input` at group ids `ids`, with the rows each
+/// call counts (`rows`, from [`call_rows`]).
+pub(crate) fn updates<'a>(
+    input: &'a Input<'_>,
+    rows: &'a [Option<BooleanArray>],
+    ids: &'a [u32],
+) -> Vec<BatchUpdate<'a>> {
+    input
+        .args
+        .iter()
+        .zip(rows)
+        .map(|(args, rows)| BatchUpdate {
+            args,
+            group_ids: ids,
+            filter: rows.as_ref(),
+            row_kinds: input.row_kinds,
+            distinct: None,
+        })
+        .collect()
 }

@@ -19,7 +19,6 @@ use super::changelog::{self, pairs, Change, Rules, BEFORE};
 use super::input::Input;
 use super::retract::emptied;
 use super::GroupAggOperator;
-use crate::accumulator::BatchUpdate;
 use crate::error::Result;
 use crate::kernel::is_retract;
 use crate::types::InputMode;
@@ -171,17 +170,15 @@ impl GroupAggOperator {
             .iter()
             .any(|&a| !a)
             .then(|| BooleanArray::from(accept));
-        for ((acc, args), call_filter) in self.accs.iter_mut().zip(&input.args).zip(&input.filters)
-        {
-            let rows = super::input::call_rows(call_filter.as_ref(), filter.as_ref());
-            acc.update(&BatchUpdate {
-                args,
-                group_ids: &self.ids,
-                filter: rows.as_ref(),
-                row_kinds: input.row_kinds,
-            })?;
-        }
-        Ok(())
+        let rows: Vec<Option<BooleanArray>> = input
+            .filters
+            .iter()
+            .map(|call_filter| super::input::call_rows(call_filter.as_ref(), filter.as_ref()))
+            .collect();
+        let updates = super::input::updates(input, &rows, &self.ids);
+        super::shared_views::fold_calls(&mut self.accs, &self.shared, &updates, |_, acc, update| {
+            acc.update(update)
+        })
     }
 
     /// The state columns of each accumulator for the groups first touched

@@ -33,6 +33,7 @@ mod input;
 mod live;
 mod minibatch;
 mod retract;
+mod shared_views;
 mod stats;
 mod ttl;
 mod two_phase;
@@ -40,10 +41,10 @@ mod views;
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::accumulator::{BatchUpdate, GroupAccumulator};
+use crate::accumulator::GroupAccumulator;
 use crate::error::{AggError, Result};
 use crate::flink_key::JavaHashMapOrder;
 use crate::group_table::GroupTable;
@@ -97,6 +98,8 @@ pub struct GroupAggOperator {
     /// By call: whether its partial ends in its DISTINCT view's list, which
     /// travels in a shared view column instead (two-phase DISTINCT calls).
     in_view: Vec<bool>,
+    /// The groups of DISTINCT calls folding through one shared view.
+    shared: Vec<Vec<usize>>,
 }
 
 /// The calls an operator runs and the record-counting one: over
@@ -167,7 +170,8 @@ impl GroupAggOperator {
         let (calls, counter) = effective_calls(&plan)?;
         let visible = plan.calls.len();
         let admissions = call_admissions(&plan, &admitted, &calls)?;
-        let accs = create_accumulators(&admissions, &calls)?;
+        let mut accs = create_accumulators(&admissions, &calls)?;
+        let shared = shared_views::share(&calls, &mut accs);
         let bundle_accs = if plan.phase == Phase::Global {
             create_accumulators(&admissions, &calls)?
         } else {
@@ -244,6 +248,7 @@ impl GroupAggOperator {
             retention: ttl::Retention::default(),
             views: view_layouts,
             in_view,
+            shared,
             plan,
             calls,
             visible,
@@ -386,15 +391,15 @@ impl GroupAggOperator {
     /// Folds a batch's rows into every call's accumulator at the interned
     /// group ids and marks those groups live.
     fn fold_rows(&mut self, input: &input::Input<'_>) -> Result<()> {
-        for ((acc, args), filter) in self.accs.iter_mut().zip(&input.args).zip(&input.filters) {
-            let rows = input::call_rows(filter.as_ref(), None);
-            acc.update(&BatchUpdate {
-                args,
-                group_ids: &self.ids,
-                filter: rows.as_ref(),
-                row_kinds: input.row_kinds,
-            })?;
-        }
+        let rows: Vec<Option<BooleanArray>> = input
+            .filters
+            .iter()
+            .map(|filter| input::call_rows(filter.as_ref(), None))
+            .collect();
+        let updates = input::updates(input, &rows, &self.ids);
+        shared_views::fold_calls(&mut self.accs, &self.shared, &updates, |_, acc, update| {
+            acc.update(update)
+        })?;
         for &g in &self.ids {
             self.live.set(g as usize);
         }

@@ -30,21 +30,19 @@
 
 use std::borrow::Borrow;
 use std::fmt::Debug;
-use std::hash::{BuildHasher, Hash};
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow_array::types::ArrowPrimitiveType;
-use arrow_array::{ArrayRef, BooleanArray};
-use arrow_buffer::BooleanBufferBuilder;
+use arrow_array::ArrayRef;
 use arrow_schema::DataType;
-use hashbrown::HashTable;
 
+use super::distinct_view::{CellMode, SharedView, LEAVES};
 use super::{bind_argument, AccSpec, TemplateState};
-use crate::accumulator::BatchUpdate;
+use crate::accumulator::{BatchUpdate, DistinctRows, ViewHandle};
 use crate::error::{AggError, Result};
-use crate::kernel::multiset::{counted_list, counted_list_type, read_counted_list};
-use crate::kernel::{
-    is_retract, Binding, Bool, Dec128, Dec64, GroupIds, Prim, Timestamp, Ts, Utf8,
-};
+use crate::kernel::multiset::{counted_list_type, read_counted_list};
+use crate::kernel::{Binding, Bool, Dec128, Dec64, GroupIds, Prim, Rows, Timestamp, Ts, Utf8};
 
 /// A carrier as a key of a DISTINCT view: hashed and compared as Flink's
 /// MapView compares boxed values, probed without allocating.
@@ -177,45 +175,26 @@ impl ViewKey for Utf8 {
     }
 }
 
-/// One group's view: each value seen and its multiplicity (never 0),
-/// hashed by the operator-wide [`view_hasher`] over the key's probe form.
-type View<K> = HashTable<(<K as ViewKey>::Key, i64)>;
-
-/// The views' hasher: foldhash (hashbrown's own, measured 26 % fewer
-/// instructions per row than ahash here) with a fixed seed, so the order
-/// of a snapshot's entries follows from the values' history alone.
-fn view_hasher() -> foldhash::fast::FixedState {
-    foldhash::fast::FixedState::with_seed(0x5851_f42d_4c95_7f2d)
-}
-
-fn empty_view<K: ViewKey>() -> View<K> {
-    HashTable::new()
-}
-
-/// Bytes a view holds: its table and its keys' heap payloads.
-fn held_bytes<K: ViewKey>(view: &View<K>) -> usize {
-    table_bytes::<K>(view) + view.iter().map(|(key, _)| K::key_heap(key)).sum::<usize>()
-}
-
-/// Row kind the inner state sees for a value leaving the set (-D).
-const LEAVES: i8 = 3;
-
 /// The inner template state `S` under a DISTINCT view over carrier `K`.
+/// The view may be shared with the other DISTINCT calls over the same
+/// argument ([`SharedView`]); this call is its column `call`.
 pub struct Distinct<S: TemplateState, K: ViewKey> {
     inner: S,
-    views: Vec<View<K>>,
-    hasher: foldhash::fast::FixedState,
-    /// Bytes the views hold beyond `views` itself: table capacity and key
-    /// payloads, kept up to date on insertion, removal and clearing.
-    view_bytes: usize,
+    view: Arc<Mutex<SharedView<K>>>,
+    /// This call's column in the view.
+    call: usize,
+    /// Whether this call reports the view's memory (its column 0), so a
+    /// shared view is counted once.
+    owner: bool,
+    mode: CellMode,
 }
 
 impl<S: TemplateState, K: ViewKey> Debug for Distinct<S, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Distinct")
             .field("inner", &self.inner)
-            .field("groups", &self.views.len())
-            .field("view_bytes", &self.view_bytes)
+            .field("call", &self.call)
+            .field("mode", &self.mode)
             .finish()
     }
 }
@@ -224,204 +203,74 @@ impl<S: TemplateState, K: ViewKey> Default for Distinct<S, K> {
     fn default() -> Self {
         Distinct {
             inner: S::default(),
-            views: Vec::new(),
-            hasher: view_hasher(),
-            view_bytes: 0,
+            view: Arc::new(Mutex::new(SharedView::new(1, CellMode::Bits))),
+            call: 0,
+            owner: true,
+            mode: CellMode::Bits,
         }
     }
-}
-
-/// Bytes of one table slot of a view (entry plus control byte).
-fn slot_bytes<K: ViewKey>() -> usize {
-    std::mem::size_of::<(K::Key, i64)>() + 1
-}
-
-fn table_bytes<K: ViewKey>(view: &View<K>) -> usize {
-    view.capacity() * slot_bytes::<K>()
 }
 
 impl<S: TemplateState, K: ViewKey> Distinct<S, K> {
-    /// Adds `delta` (not 0) to the count of `value` in group `g`'s view
-    /// and returns the count before.
-    #[inline(always)]
-    fn bump(&mut self, g: usize, value: K::Ref<'_>, delta: i64) -> i64 {
-        let hasher = &self.hasher;
-        let view = &mut self.views[g];
-        // Most rows repeat a value: one probe; a new value is inserted with
-        // the same hash.
-        let (hash, found) = K::with_probe(value, |probe| {
-            let hash = hasher.hash_one(probe);
-            let found = view.find_mut(hash, |(key, _)| key.borrow() == probe);
-            (
-                hash,
-                found.map(|entry| {
-                    let before = entry.1;
-                    entry.1 += delta;
-                    before
-                }),
-            )
-        });
-        if let Some(before) = found {
-            if before + delta == 0 {
-                self.remove(g, hash, value);
-            }
-            return before;
-        }
-        let capacity = view.capacity();
-        let key = K::key(value);
-        self.view_bytes += K::key_heap(&key);
-        view.insert_unique(hash, (key, delta), |(key, _)| hasher.hash_one(key.borrow()));
-        self.view_bytes += (view.capacity() - capacity) * slot_bytes::<K>();
-        0
+    /// The view, locked (the operator runs on one thread: never contended;
+    /// a poisoned lock still holds a consistent view, as every change to
+    /// it completes before the lock is released).
+    fn lock(&self) -> MutexGuard<'_, SharedView<K>> {
+        self.view
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Removes `value`, whose count reached 0, from group `g`'s view.
-    #[cold]
-    fn remove(&mut self, g: usize, hash: u64, value: K::Ref<'_>) {
-        let view = &mut self.views[g];
-        K::with_probe(value, |probe| {
-            if let Ok(entry) = view.find_entry(hash, |(key, _)| key.borrow() == probe) {
-                let ((key, _), _) = entry.remove();
-                self.view_bytes -= K::key_heap(&key);
-            }
-        });
-    }
-
-    /// Runs `batch` through the views: the rows that change a group's set
-    /// of values, as a FILTER mask, and (retracting input) the row kinds
-    /// the inner state sees, -D where a value leaves the set.
-    fn view_rows<const RETRACTING: bool>(
+    /// Runs `batch` through this call's column of the view alone.
+    fn fold_own<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
-    ) -> Result<(BooleanArray, Option<Vec<i8>>)> {
-        let (selected, values) = bind_argument::<K, RETRACTING>(spec, batch, self.views.len())?;
-        let n = batch.len();
-        let mut changes = BooleanBufferBuilder::new(n);
-        changes.append_n(n, false);
-        let mut inner_kinds = selected.kinds.map(|_| vec![0i8; n]);
-        let ids = selected.groups.ids();
-        selected.rows.for_each(|i| {
-            let g = ids[i] as usize;
-            let value = K::get(&values, i);
-            match (selected.kinds, inner_kinds.as_mut()) {
-                (Some(kinds), Some(inner)) if is_retract(kinds[i]) => {
-                    if self.bump(g, value, -1) == 1 {
-                        changes.set_bit(i, true);
-                        inner[i] = LEAVES;
-                    }
-                }
-                _ => {
-                    if self.bump(g, value, 1) == 0 {
-                        changes.set_bit(i, true);
-                    }
-                }
-            }
-        });
-        Ok((BooleanArray::new(changes.finish(), None), inner_kinds))
+    ) -> Result<DistinctRows> {
+        let (selected, values) = bind_argument::<K, RETRACTING>(spec, batch, self.inner.len())?;
+        let mut rows = self.lock().fold::<RETRACTING>(
+            selected.groups.ids(),
+            &values,
+            selected.kinds,
+            &[(self.call, &selected.rows)],
+        )?;
+        rows.pop()
+            .ok_or_else(|| AggError::Input(format!("{}: the view pass lost its call", spec.name)))
     }
 
-    /// Adds the counted entries of partial views (`views`, one list per
-    /// partial row, rows in groups `ids`) to the groups' views: the entry
-    /// rows that change a set, as a FILTER mask over the entries, each
-    /// entry's group, and (retracting input) the kinds the inner state sees.
-    fn merge_views<const RETRACTING: bool>(
+    /// The rows `batch` changes in this call's set: given by the shared
+    /// view's pass, or folded here.
+    fn changed_rows<'b, const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
-        views: &ArrayRef,
-        ids: &[u32],
-    ) -> Result<ViewChanges> {
-        let (offsets, key_column, counts) = read_counted_list(views, spec.name)?;
-        if offsets.len() != ids.len() + 1 {
+        batch: &BatchUpdate<'b>,
+        own: &'b mut Option<DistinctRows>,
+    ) -> Result<&'b DistinctRows> {
+        let rows = match batch.distinct {
+            Some(rows) => rows,
+            None => own.insert(self.fold_own::<RETRACTING>(spec, batch)?),
+        };
+        if rows.changes.len() != batch.len() {
             return Err(AggError::Input(format!(
-                "{}: {} partial views for {} rows",
+                "{}: a view pass of {} rows for a batch of {}",
                 spec.name,
-                offsets.len().saturating_sub(1),
-                ids.len()
+                rows.changes.len(),
+                batch.len()
             )));
         }
-        let keys = K::bind(key_column, spec.name)?;
-        let nulls = key_column.nulls();
-        let entries = key_column.len();
-        let mut changes = BooleanBufferBuilder::new(entries);
-        changes.append_n(entries, false);
-        let mut groups = vec![0u32; entries];
-        let mut kinds = RETRACTING.then(|| vec![0i8; entries]);
-        for (row, &g) in ids.iter().enumerate() {
-            for e in offsets[row] as usize..offsets[row + 1] as usize {
-                let delta = counts.value(e);
-                if delta == 0 || nulls.is_some_and(|n| n.is_null(e)) {
-                    continue;
-                }
-                if !RETRACTING && delta < 0 {
-                    return Err(AggError::Input(format!(
-                        "{}: a partial view of an insert-only aggregate retracts a value",
-                        spec.name
-                    )));
-                }
-                groups[e] = g;
-                let before = self.bump(g as usize, K::get(&keys, e), delta);
-                let after = before + delta;
-                if before <= 0 && after > 0 {
-                    changes.set_bit(e, true);
-                } else if before > 0 && after <= 0 {
-                    changes.set_bit(e, true);
-                    if let Some(kinds) = kinds.as_mut() {
-                        kinds[e] = LEAVES;
-                    }
-                }
-            }
-        }
-        Ok(ViewChanges {
-            keys: key_column.clone(),
-            groups,
-            changes: BooleanArray::new(changes.finish(), None),
-            kinds,
-        })
+        Ok(rows)
     }
-
-    /// The views of the listed groups as one `{key, count}` list per group.
-    fn view_list(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
-        let mut keys = Vec::new();
-        let mut counts = Vec::new();
-        let mut lengths = Vec::with_capacity(groups.len());
-        for &g in groups {
-            let g = crate::kernel::group_index(g, self.views.len(), spec.name)?;
-            let view = &self.views[g];
-            lengths.push(view.len());
-            for (key, count) in view {
-                keys.push(K::value(key));
-                counts.push(*count);
-            }
-        }
-        let arg_type = spec.arg_type()?;
-        let entries = keys.len();
-        let key_column = K::build(keys, vec![true; entries], arg_type)?;
-        counted_list(arg_type, key_column, counts, lengths)
-    }
-}
-
-/// What merging partial views does to the sets: per view entry its group,
-/// whether it entered or left its group's set, and how (retracting input).
-struct ViewChanges {
-    keys: ArrayRef,
-    groups: Vec<u32>,
-    changes: BooleanArray,
-    kinds: Option<Vec<i8>>,
 }
 
 /// The batch the inner state folds: the same columns, only the rows that
 /// changed a set, with their kinds.
-fn inner_batch<'a>(
-    batch: &BatchUpdate<'a>,
-    changes: &'a BooleanArray,
-    kinds: Option<&'a [i8]>,
-) -> BatchUpdate<'a> {
+fn inner_batch<'a>(batch: &BatchUpdate<'a>, rows: &'a DistinctRows) -> BatchUpdate<'a> {
     BatchUpdate {
         args: batch.args,
         group_ids: batch.group_ids,
-        filter: Some(changes),
-        row_kinds: kinds,
+        filter: Some(&rows.changes),
+        row_kinds: rows.kinds.as_deref(),
+        distinct: None,
     }
 }
 
@@ -429,17 +278,26 @@ impl<S: TemplateState, K: ViewKey> TemplateState for Distinct<S, K>
 where
     K::Owned: Send,
 {
+    fn configure(&mut self, retracting: bool) {
+        self.inner.configure(retracting);
+        self.mode = if retracting {
+            CellMode::Counts
+        } else {
+            CellMode::Bits
+        };
+        self.view = Arc::new(Mutex::new(SharedView::new(1, self.mode)));
+    }
+
     fn len(&self) -> usize {
-        self.views.len()
+        self.inner.len()
     }
 
     fn bytes_per_group() -> usize {
-        S::bytes_per_group() + std::mem::size_of::<View<K>>()
+        S::bytes_per_group() + SharedView::<K>::bytes_per_group()
     }
 
-    /// A view entry per row, with room for the table doubling.
     fn bytes_per_input_row() -> usize {
-        S::bytes_per_input_row() + 3 * slot_bytes::<K>()
+        S::bytes_per_input_row() + SharedView::<K>::bytes_per_input_row()
     }
 
     fn state_types(spec: &AccSpec) -> Vec<DataType> {
@@ -456,32 +314,87 @@ where
 
     fn resize(&mut self, n: usize) {
         self.inner.resize(n);
-        for view in self.views.iter().skip(n) {
-            self.view_bytes -= held_bytes::<K>(view);
-        }
-        self.views.resize_with(n, empty_view::<K>);
+        self.lock().resize(n);
     }
 
     fn clear(&mut self, groups: &[u32]) {
         self.inner.clear(groups);
-        for &g in groups {
-            if let Some(view) = self.views.get_mut(g as usize) {
-                self.view_bytes -= held_bytes::<K>(view);
-                *view = empty_view::<K>();
-            }
-        }
+        self.lock().clear(groups);
     }
 
     fn reset(&mut self) {
         self.inner.reset();
-        self.views.clear();
-        self.view_bytes = 0;
+        self.lock().reset();
     }
 
     fn memory_bytes(&self) -> usize {
-        self.inner.memory_bytes()
-            + self.views.capacity() * std::mem::size_of::<View<K>>()
-            + self.view_bytes
+        let view = if self.owner {
+            self.lock().memory_bytes()
+        } else {
+            0
+        };
+        self.inner.memory_bytes() + view
+    }
+
+    fn new_view(&self, calls: usize) -> Option<ViewHandle> {
+        let view: ViewHandle = Arc::new(Mutex::new(SharedView::<K>::new(calls, self.mode)));
+        Some(view)
+    }
+
+    fn join_view(&mut self, view: &ViewHandle, call: usize) -> bool {
+        let Ok(view) = Arc::clone(view).downcast::<Mutex<SharedView<K>>>() else {
+            return false;
+        };
+        let fits = {
+            let shared = view.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            call < shared.calls() && shared.mode() == self.mode && self.inner.is_empty()
+        };
+        if fits {
+            self.view = view;
+            self.call = call;
+            self.owner = call == 0;
+        }
+        fits
+    }
+
+    fn view_pass<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batches: &[BatchUpdate<'_>],
+    ) -> Result<Vec<DistinctRows>> {
+        let groups = self.inner.len();
+        let Some(first) = batches.first() else {
+            return Ok(Vec::new());
+        };
+        let (_, values) = bind_argument::<K, RETRACTING>(spec, first, groups)?;
+        let mut selected = Vec::with_capacity(batches.len());
+        for batch in batches {
+            let same = match (batch.args.first(), first.args.first()) {
+                (Some(a), Some(b)) => {
+                    a.to_data().ptr_eq(&b.to_data())
+                        && std::ptr::eq(batch.group_ids, first.group_ids)
+                }
+                _ => false,
+            };
+            if !same {
+                return Err(AggError::Input(format!(
+                    "{}: calls sharing a DISTINCT view read different columns",
+                    spec.name
+                )));
+            }
+            selected.push(bind_argument::<K, RETRACTING>(spec, batch, groups)?.0);
+        }
+        let calls: Vec<(usize, &Rows)> = selected.iter().map(|s| &s.rows).enumerate().collect();
+        let mut view = self.lock();
+        if view.calls() != batches.len() {
+            return Err(AggError::Input(format!(
+                "{}: a view of {} calls run for {}",
+                spec.name,
+                view.calls(),
+                batches.len()
+            )));
+        }
+        view.fold::<RETRACTING>(first.group_ids, &values, selected[0].kinds, &calls)
     }
 
     fn update<const RETRACTING: bool>(
@@ -489,9 +402,10 @@ where
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
     ) -> Result<()> {
-        let (changes, kinds) = self.view_rows::<RETRACTING>(spec, batch)?;
-        let inner = inner_batch(batch, &changes, kinds.as_deref());
-        self.inner.update::<RETRACTING>(spec, &inner)
+        let mut own = None;
+        let rows = self.changed_rows::<RETRACTING>(spec, batch, &mut own)?;
+        self.inner
+            .update::<RETRACTING>(spec, &inner_batch(batch, rows))
     }
 
     fn update_traced<const RETRACTING: bool>(
@@ -500,10 +414,10 @@ where
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
-        let (changes, kinds) = self.view_rows::<RETRACTING>(spec, batch)?;
-        let inner = inner_batch(batch, &changes, kinds.as_deref());
+        let mut own = None;
+        let rows = self.changed_rows::<RETRACTING>(spec, batch, &mut own)?;
         self.inner
-            .update_traced::<RETRACTING>(spec, &inner, changed)
+            .update_traced::<RETRACTING>(spec, &inner_batch(batch, rows), changed)
     }
 
     fn merge<const RETRACTING: bool>(
@@ -518,13 +432,38 @@ where
                 spec.name
             )));
         };
-        let merged = self.merge_views::<RETRACTING>(spec, views, groups.ids())?;
-        let args = [merged.keys.clone()];
+        let ids = groups.ids();
+        let (offsets, key_column, counts) = read_counted_list(views, spec.name)?;
+        if offsets.len() != ids.len() + 1 {
+            return Err(AggError::Input(format!(
+                "{}: {} partial views for {} rows",
+                spec.name,
+                offsets.len().saturating_sub(1),
+                ids.len()
+            )));
+        }
+        let keys = K::bind(key_column, spec.name)?;
+        let merged = self.lock().merge_call(
+            self.call,
+            (ids, offsets),
+            (&keys, key_column),
+            counts,
+            spec.name,
+        )?;
+        let kinds: Option<Vec<i8>> = RETRACTING.then(|| {
+            merged
+                .leaves
+                .iter()
+                .map(|&leaves| if leaves { LEAVES } else { 0 })
+                .collect()
+        });
+        let args = [key_column.clone()];
         let inner = BatchUpdate {
             args: &args,
             group_ids: &merged.groups,
             filter: Some(&merged.changes),
-            row_kinds: merged.kinds.as_deref(),
+            row_kinds: kinds.as_deref(),
+            distinct: None,
         };
         self.inner.update::<RETRACTING>(spec, &inner)
     }
@@ -533,17 +472,23 @@ where
         self.inner.evaluate(spec, groups)
     }
 
-    /// The inner state's partial columns, then the views.
+    /// The inner state's partial columns, then the view.
     fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
         let mut columns = self.inner.partials(spec, groups)?;
-        columns.push(self.view_list(spec, groups)?);
+        columns.push(
+            self.lock()
+                .list(self.call, groups, spec.arg_type()?, spec.name)?,
+        );
         Ok(columns)
     }
 
-    /// The inner state's snapshot columns, then the views.
+    /// The inner state's snapshot columns, then the view.
     fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
         let mut columns = self.inner.snapshot(spec, groups)?;
-        columns.push(self.view_list(spec, groups)?);
+        columns.push(
+            self.lock()
+                .list(self.call, groups, spec.arg_type()?, spec.name)?,
+        );
         Ok(columns)
     }
 
@@ -555,45 +500,21 @@ where
             )));
         };
         let (offsets, key_column, counts) = read_counted_list(view_column, spec.name)?;
+        if offsets.len() != groups.len() + 1 {
+            return Err(AggError::Input(format!(
+                "{}: {} snapshot views for {} groups",
+                spec.name,
+                offsets.len().saturating_sub(1),
+                groups.len()
+            )));
+        }
         let keys = K::bind(key_column, spec.name)?;
-        // Build every view first, so a bad column changes nothing.
-        let mut restored = Vec::with_capacity(groups.len());
-        for (i, &g) in groups.iter().enumerate() {
-            let g = crate::kernel::group_index(g, self.views.len(), spec.name)?;
-            let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
-            let mut view = View::<K>::with_capacity(end - start);
-            for e in start..end {
-                let count = counts.value(e);
-                if count == 0 {
-                    return Err(AggError::Input(format!(
-                        "{}: a DISTINCT view entry has count 0",
-                        spec.name
-                    )));
-                }
-                let key = K::key(K::get(&keys, e));
-                let hasher = &self.hasher;
-                let hash = hasher.hash_one(key.borrow());
-                if view
-                    .find(hash, |(other, _)| other.borrow() == key.borrow())
-                    .is_some()
-                {
-                    return Err(AggError::Input(format!(
-                        "{}: a DISTINCT view lists a value twice",
-                        spec.name
-                    )));
-                }
-                view.insert_unique(hash, (key, count), |(other, _)| {
-                    hasher.hash_one(other.borrow())
-                });
-            }
-            restored.push((g, view));
-        }
+        // Check every list first, so a bad column changes nothing.
+        self.lock()
+            .check_lists(groups, offsets, &keys, counts, spec.name)?;
         self.inner.restore(spec, inner_state, groups)?;
-        for (g, view) in restored {
-            let old = std::mem::replace(&mut self.views[g], view);
-            self.view_bytes -= held_bytes::<K>(&old);
-            self.view_bytes += held_bytes::<K>(&self.views[g]);
-        }
+        self.lock()
+            .restore_call(self.call, groups, offsets, &keys, counts);
         Ok(())
     }
 

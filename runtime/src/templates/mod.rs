@@ -22,6 +22,7 @@ pub mod count;
 pub mod count_star;
 pub mod counted_extreme;
 pub mod distinct;
+pub mod distinct_view;
 pub mod rules;
 pub mod running_extreme;
 mod state;
@@ -32,7 +33,7 @@ pub mod sum_retract;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
-use crate::accumulator::{BatchUpdate, GroupAccumulator};
+use crate::accumulator::{BatchUpdate, DistinctRows, GroupAccumulator, ViewHandle};
 use crate::error::{AggError, Result};
 use crate::kernel::avg::Scales;
 use crate::kernel::{Binding, GroupIds, Rows};
@@ -70,6 +71,8 @@ impl AccSpec {
 /// [`Accumulator`] calls. Columns handed to `merge` and `restore` are
 /// already checked against the partial and state layouts.
 pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
+    /// Sets the input mode (`retracting`) once, on a fresh state.
+    fn configure(&mut self, _retracting: bool) {}
     /// Number of groups held.
     fn len(&self) -> usize;
     /// True when no group is held.
@@ -137,6 +140,26 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
         after: &ArrayRef,
         changed: &mut [bool],
     ) -> Result<()>;
+    /// A fresh DISTINCT view for `calls` calls over this state's carrier
+    /// (`None`: not a DISTINCT view).
+    fn new_view(&self, _calls: usize) -> Option<ViewHandle> {
+        None
+    }
+    /// Makes this state column `call` of `view`; false when it cannot.
+    fn join_view(&mut self, _view: &ViewHandle, _call: usize) -> bool {
+        false
+    }
+    /// Runs a batch through the shared view for every call of it.
+    fn view_pass<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        _batches: &[BatchUpdate<'_>],
+    ) -> Result<Vec<DistinctRows>> {
+        Err(AggError::Unsupported(format!(
+            "{} has no DISTINCT view",
+            spec.name
+        )))
+    }
 }
 
 /// The rows of one batch a fold applies to: the row kinds (when the input
@@ -201,10 +224,9 @@ pub struct Accumulator<S: TemplateState, const RETRACTING: bool> {
 impl<S: TemplateState, const RETRACTING: bool> Accumulator<S, RETRACTING> {
     /// An accumulator with no groups.
     pub fn new(spec: AccSpec) -> Self {
-        Accumulator {
-            spec,
-            state: S::default(),
-        }
+        let mut state = S::default();
+        state.configure(RETRACTING);
+        Accumulator { spec, state }
     }
 
     /// [`Accumulator::new`], boxed: what registry constructors return.
@@ -309,5 +331,17 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
 
     fn memory_bytes(&self) -> usize {
         self.state.memory_bytes()
+    }
+
+    fn new_distinct_view(&self, calls: usize) -> Option<ViewHandle> {
+        self.state.new_view(calls)
+    }
+
+    fn join_distinct_view(&mut self, view: &ViewHandle, call: usize) -> bool {
+        self.state.join_view(view, call)
+    }
+
+    fn distinct_pass(&mut self, batches: &[BatchUpdate<'_>]) -> Result<Vec<DistinctRows>> {
+        self.state.view_pass::<RETRACTING>(&self.spec, batches)
     }
 }

@@ -235,3 +235,14 @@ pub fn kind_rows(rows: &[(i8, i32, Option<i64>)], with_kinds: bool) -> RecordBat
         batch(vec![keys, values])
     }
 }
+
+/// A xorshift stream, so every run sees the same rows.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}

@@ -1,0 +1,600 @@
+//! The membership view of Flink's DistinctInfo: one hash table per group
+//! from each distinct value to a cell of per-call state, shared by every
+//! DISTINCT call over the same argument, so a row is probed once however
+//! many calls (each with its own FILTER) read the view.
+//!
+//! A cell holds, as Flink's distinct MapView value does:
+//! - over insert-only input ([`CellMode::Bits`]), one bit per call, set
+//!   once the call has accepted the value (`calls.div_ceil(64)` words, so
+//!   any number of calls);
+//! - over retracting input ([`CellMode::Counts`]), one signed count per
+//!   call: an insert adds 1, a retraction subtracts 1, a count may go
+//!   negative (a retraction before its insert), and an entry whose counts
+//!   are all 0 is removed.
+//!
+//! Calls are independent columns of the cells, so folding the calls one at
+//! a time or together gives the same transitions: the view only shares the
+//! probe and the memory. Cells of one word sit inline in the table entry;
+//! wider cells live in an arena the entry indexes.
+
+use std::borrow::Borrow;
+use std::hash::BuildHasher;
+
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array};
+use arrow_buffer::BooleanBufferBuilder;
+use hashbrown::HashTable;
+
+use super::distinct::ViewKey;
+use crate::accumulator::DistinctRows;
+use crate::error::{AggError, Result};
+use crate::kernel::multiset::counted_list;
+use crate::kernel::{is_retract, Rows};
+
+/// Row kind the inner state sees for a value leaving a call's set (-D).
+pub(crate) const LEAVES: i8 = 3;
+
+/// What a cell's words hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellMode {
+    /// Insert-only input: one bit per call.
+    Bits,
+    /// Retracting input: one signed count per call.
+    Counts,
+}
+
+/// The view's hasher: foldhash (hashbrown's own, measured 26 % fewer
+/// instructions per row than ahash here) with a fixed seed, so the order
+/// of a snapshot's entries follows from the values' history alone.
+fn view_hasher() -> foldhash::fast::FixedState {
+    foldhash::fast::FixedState::with_seed(0x5851_f42d_4c95_7f2d)
+}
+
+type Table<K> = HashTable<(<K as ViewKey>::Key, u64)>;
+
+/// One DISTINCT view over carrier `K` for `calls` calls.
+#[derive(Debug)]
+pub struct SharedView<K: ViewKey> {
+    calls: usize,
+    mode: CellMode,
+    /// Words per cell.
+    width: usize,
+    /// By group: value -> the cell (width 1) or its arena slot.
+    tables: Vec<Table<K>>,
+    /// Cells wider than one word, `width` words per slot.
+    arena: Vec<u64>,
+    /// Arena slots free for reuse.
+    free: Vec<u32>,
+    hasher: foldhash::fast::FixedState,
+    /// Bytes the tables hold beyond `tables` itself: slot capacity and key
+    /// payloads, kept up to date on insertion, removal and clearing.
+    held: usize,
+}
+
+/// Bytes of one table slot (entry plus control byte).
+fn slot_bytes<K: ViewKey>() -> usize {
+    std::mem::size_of::<(K::Key, u64)>() + 1
+}
+
+impl<K: ViewKey> SharedView<K> {
+    /// An empty view for `calls` calls.
+    pub fn new(calls: usize, mode: CellMode) -> Self {
+        let width = match mode {
+            CellMode::Bits => calls.div_ceil(64),
+            CellMode::Counts => calls,
+        }
+        .max(1);
+        SharedView {
+            calls,
+            mode,
+            width,
+            tables: Vec::new(),
+            arena: Vec::new(),
+            free: Vec::new(),
+            hasher: view_hasher(),
+            held: 0,
+        }
+    }
+
+    /// Number of calls the cells hold.
+    pub fn calls(&self) -> usize {
+        self.calls
+    }
+
+    /// What the cells hold.
+    pub fn mode(&self) -> CellMode {
+        self.mode
+    }
+
+    /// Upper bound of the bytes one folded row adds: an entry, room for the
+    /// table doubling, and a wide cell.
+    pub fn bytes_per_input_row() -> usize {
+        3 * slot_bytes::<K>()
+    }
+
+    /// Inline bytes one more group costs.
+    pub fn bytes_per_group() -> usize {
+        std::mem::size_of::<Table<K>>()
+    }
+
+    /// Bytes held, heap included.
+    pub fn memory_bytes(&self) -> usize {
+        self.tables.capacity() * std::mem::size_of::<Table<K>>()
+            + self.held
+            + self.arena.capacity() * 8
+            + self.free.capacity() * 4
+    }
+
+    fn table_bytes(table: &Table<K>) -> usize {
+        table.capacity() * slot_bytes::<K>()
+            + table.iter().map(|(key, _)| K::key_heap(key)).sum::<usize>()
+    }
+
+    /// Grows (or shrinks) to `n` groups; new groups are empty.
+    pub fn resize(&mut self, n: usize) {
+        if n < self.tables.len() {
+            for g in n..self.tables.len() {
+                self.drop_table(g);
+            }
+            self.tables.truncate(n);
+        } else {
+            self.tables.resize_with(n, HashTable::new);
+        }
+    }
+
+    /// Empties group `g`'s table, releasing its bytes and arena slots.
+    fn drop_table(&mut self, g: usize) {
+        let table = std::mem::take(&mut self.tables[g]);
+        self.held -= Self::table_bytes(&table);
+        if self.width > 1 {
+            self.free.extend(table.iter().map(|&(_, slot)| slot as u32));
+        }
+    }
+
+    /// Empties the listed groups (every call's columns).
+    pub fn clear(&mut self, groups: &[u32]) {
+        for &g in groups {
+            if (g as usize) < self.tables.len() {
+                self.drop_table(g as usize);
+            }
+        }
+    }
+
+    /// Drops every group.
+    pub fn reset(&mut self) {
+        self.tables.clear();
+        self.arena.clear();
+        self.free.clear();
+        self.held = 0;
+    }
+
+    /// Runs `f` on the cell of `value` in group `g` (a zero cell when the
+    /// value is new) and keeps the entry only while its cell is not all 0.
+    /// `f` is called from one place, so it inlines into the fold.
+    /// `CAN_EMPTY`: whether `f` may clear a cell (never over insert-only
+    /// input, whose bits only get set).
+    #[inline(always)]
+    fn with_cell<const CAN_EMPTY: bool>(
+        &mut self,
+        g: usize,
+        value: K::Ref<'_>,
+        f: impl FnOnce(&mut [u64]),
+    ) {
+        let SharedView {
+            tables,
+            arena,
+            free,
+            hasher,
+            width,
+            held,
+            ..
+        } = self;
+        let width = *width;
+        let hasher = &*hasher;
+        let table = &mut tables[g];
+        let probed = &mut *table;
+        let (hash, found) = K::with_probe(value, move |probe| {
+            let probed = probed;
+            let hash = hasher.hash_one(probe);
+            (
+                hash,
+                probed.find_mut(hash, |(key, _)| key.borrow() == probe),
+            )
+        });
+        let existed = found.is_some();
+        let mut fresh = 0u64;
+        let mut fresh_slot = 0usize;
+        let cell: &mut [u64] = match found {
+            Some(entry) if width == 1 => std::slice::from_mut(&mut entry.1),
+            Some(entry) => {
+                let slot = entry.1 as usize;
+                &mut arena[slot * width..(slot + 1) * width]
+            }
+            None if width == 1 => std::slice::from_mut(&mut fresh),
+            None => {
+                fresh_slot = match free.pop() {
+                    Some(slot) => slot as usize,
+                    None => {
+                        arena.resize(arena.len() + width, 0);
+                        arena.len() / width - 1
+                    }
+                };
+                let cell = &mut arena[fresh_slot * width..(fresh_slot + 1) * width];
+                cell.fill(0);
+                cell
+            }
+        };
+        f(cell);
+        let emptied = (CAN_EMPTY || !existed)
+            && if width == 1 {
+                cell[0] == 0
+            } else {
+                cell.iter().all(|&w| w == 0)
+            };
+        match (existed, emptied) {
+            (true, false) => {}
+            (false, true) => {
+                if width > 1 {
+                    free.push(fresh_slot as u32);
+                }
+            }
+            (false, false) => {
+                let stored = if width == 1 { fresh } else { fresh_slot as u64 };
+                let capacity = table.capacity();
+                let key = K::key(value);
+                *held += K::key_heap(&key);
+                table.insert_unique(hash, (key, stored), |(key, _)| {
+                    hasher.hash_one(key.borrow())
+                });
+                *held += (table.capacity() - capacity) * slot_bytes::<K>();
+            }
+            (true, true) => {
+                let removed = K::with_probe(value, |probe| {
+                    table
+                        .find_entry(hash, |(key, _)| key.borrow() == probe)
+                        .ok()
+                        .map(|entry| entry.remove().0)
+                });
+                if let Some((key, slot)) = removed {
+                    *held -= K::key_heap(&key);
+                    if width > 1 {
+                        free.push(slot as u32);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Folds a batch through the view for the listed calls (`(call, rows)`:
+    /// the rows each call accepts, argument non-NULL and FILTER true),
+    /// reading each row's group in `ids`, value in `values` and kind in
+    /// `kinds`: per listed call, in order, the rows that changed its set.
+    /// `RETRACTING` must match the view's mode (counts over retracting
+    /// input, bits otherwise).
+    pub fn fold<const RETRACTING: bool>(
+        &mut self,
+        ids: &[u32],
+        values: &K::Reader<'_>,
+        kinds: Option<&[i8]>,
+        calls: &[(usize, &Rows)],
+    ) -> Result<Vec<DistinctRows>> {
+        if (self.mode == CellMode::Counts) != RETRACTING || calls.iter().any(|c| c.0 >= self.calls)
+        {
+            return Err(AggError::Input(format!(
+                "a DISTINCT view of {} calls ({:?}) folded for calls {:?}, retracting {RETRACTING}",
+                self.calls,
+                self.mode,
+                calls.iter().map(|c| c.0).collect::<Vec<_>>()
+            )));
+        }
+        let n = ids.len();
+        let words = self.calls.div_ceil(64).max(1);
+        let mut position = vec![usize::MAX; self.calls];
+        for (p, &(call, _)) in calls.iter().enumerate() {
+            position[call] = p;
+        }
+        let changes: Vec<BooleanBufferBuilder> = calls
+            .iter()
+            .map(|_| {
+                let mut b = BooleanBufferBuilder::new(n);
+                b.append_n(n, false);
+                b
+            })
+            .collect();
+        let inner_kinds: Vec<Option<Vec<i8>>> =
+            calls.iter().map(|_| kinds.map(|_| vec![0i8; n])).collect();
+        let mut out = FoldOut {
+            position,
+            changes,
+            inner_kinds,
+        };
+        let row = |i: usize| (i, ids[i] as usize, K::get(values, i), kinds);
+        match calls {
+            // One call within 64: a constant one-word accept mask.
+            [(call, rows)] if words == 1 => {
+                let accept = [1u64 << call];
+                rows.for_each(|i| self.step::<RETRACTING, _>(&mut out, row(i), &accept));
+            }
+            [(call, rows)] => {
+                let mut accept = vec![0u64; words];
+                accept[call / 64] = 1 << (call % 64);
+                rows.for_each(|i| self.step::<RETRACTING, _>(&mut out, row(i), &accept[..]));
+            }
+            _ => {
+                let mut accept = vec![0u64; n * words];
+                for &(call, rows) in calls {
+                    let (word, bit) = (call / 64, 1u64 << (call % 64));
+                    rows.for_each(|i| accept[i * words + word] |= bit);
+                }
+                for (i, row_accept) in accept.chunks_exact(words).enumerate() {
+                    if row_accept.iter().any(|&w| w != 0) {
+                        self.step::<RETRACTING, _>(&mut out, row(i), row_accept);
+                    }
+                }
+            }
+        }
+        Ok(out
+            .changes
+            .into_iter()
+            .zip(out.inner_kinds)
+            .map(|(mut changes, kinds)| DistinctRows {
+                changes: BooleanArray::new(changes.finish(), None),
+                kinds,
+            })
+            .collect())
+    }
+
+    /// One row of [`SharedView::fold`]: probes its value once, then
+    /// applies each accepted call's column of the cell (`accept`: the
+    /// row's accept bits) and records which calls' sets changed.
+    #[inline(always)]
+    fn step<const RETRACTING: bool, A: AsRef<[u64]> + ?Sized>(
+        &mut self,
+        out: &mut FoldOut,
+        (i, g, value, kinds): (usize, usize, K::Ref<'_>, Option<&[i8]>),
+        accept: &A,
+    ) {
+        let retract = RETRACTING && kinds.is_some_and(|k| is_retract(k[i]));
+        self.with_cell::<RETRACTING>(g, value, |cell| {
+            for (word, &accepted) in accept.as_ref().iter().enumerate() {
+                let mut bits = if RETRACTING {
+                    accepted
+                } else {
+                    let newly = accepted & !cell[word];
+                    cell[word] |= accepted;
+                    newly
+                };
+                while bits != 0 {
+                    let call = word * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let changed = if RETRACTING {
+                        let before = cell[call] as i64;
+                        let after = if retract { before - 1 } else { before + 1 };
+                        cell[call] = after as u64;
+                        before == if retract { 1 } else { 0 }
+                    } else {
+                        true
+                    };
+                    if changed {
+                        let p = out.position[call];
+                        out.changes[p].set_bit(i, true);
+                        if retract {
+                            if let Some(kinds) = out.inner_kinds[p].as_mut() {
+                                kinds[i] = LEAVES;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Adds call `call`'s counted partial entries (`counts` of `keys`,
+    /// row `r`'s entries `offsets[r]..offsets[r + 1]` in group `ids[r]`) to
+    /// the view as Flink's distinct merge does: per entry, whether it
+    /// entered (count <= 0 to > 0) or left (> 0 to <= 0) the call's set,
+    /// and its group. Checked before anything changes.
+    pub fn merge_call(
+        &mut self,
+        call: usize,
+        (ids, offsets): (&[u32], &[i32]),
+        keys: (&K::Reader<'_>, &ArrayRef),
+        counts: &Int64Array,
+        name: &str,
+    ) -> Result<MergedEntries> {
+        let (keys, key_column) = keys;
+        let nulls = key_column.nulls();
+        let entries = key_column.len();
+        if self.mode == CellMode::Bits && counts.values().iter().any(|&c| c < 0) {
+            return Err(AggError::Input(format!(
+                "{name}: a partial view of an insert-only aggregate retracts a value"
+            )));
+        }
+        let mut entered = BooleanBufferBuilder::new(entries);
+        entered.append_n(entries, false);
+        let mut left = vec![false; entries];
+        let mut groups = vec![0u32; entries];
+        let mode = self.mode;
+        if call >= self.calls {
+            return Err(AggError::Input(format!(
+                "{name}: call {call} merged into a view of {} calls",
+                self.calls
+            )));
+        }
+        for (row, &g) in ids.iter().enumerate() {
+            for e in offsets[row] as usize..offsets[row + 1] as usize {
+                let delta = counts.value(e);
+                if delta == 0 || nulls.is_some_and(|n| n.is_null(e)) {
+                    continue;
+                }
+                groups[e] = g;
+                let mut change = None;
+                self.with_cell::<true>(g as usize, K::get(keys, e), |cell| match mode {
+                    CellMode::Bits => {
+                        let (word, bit) = (call / 64, 1u64 << (call % 64));
+                        if cell[word] & bit == 0 {
+                            cell[word] |= bit;
+                            change = Some(false);
+                        }
+                    }
+                    CellMode::Counts => {
+                        let before = cell[call] as i64;
+                        let after = before + delta;
+                        cell[call] = after as u64;
+                        if before <= 0 && after > 0 {
+                            change = Some(false);
+                        } else if before > 0 && after <= 0 {
+                            change = Some(true);
+                        }
+                    }
+                });
+                if let Some(leaves) = change {
+                    entered.set_bit(e, true);
+                    left[e] = leaves;
+                }
+            }
+        }
+        Ok(MergedEntries {
+            groups,
+            changes: BooleanArray::new(entered.finish(), None),
+            leaves: left,
+        })
+    }
+
+    /// Call `call`'s count of a cell (1 for a set bit), 0 when it has none.
+    fn count(&self, cell: u64, call: usize) -> i64 {
+        let words = match self.width {
+            1 => std::slice::from_ref(&cell),
+            w => &self.arena[cell as usize * w..(cell as usize + 1) * w],
+        };
+        match self.mode {
+            CellMode::Bits => ((words[call / 64] >> (call % 64)) & 1) as i64,
+            CellMode::Counts => words[call] as i64,
+        }
+    }
+
+    /// Call `call`'s view of the listed groups as one `{key, count}` list
+    /// per group (`value_type`: the argument's Arrow type).
+    pub fn list(
+        &self,
+        call: usize,
+        groups: &[u32],
+        value_type: &arrow_schema::DataType,
+        name: &str,
+    ) -> Result<ArrayRef> {
+        let mut keys = Vec::new();
+        let mut counts = Vec::new();
+        let mut lengths = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let g = crate::kernel::group_index(g, self.tables.len(), name)?;
+            let before = keys.len();
+            for (key, cell) in &self.tables[g] {
+                let count = self.count(*cell, call);
+                if count != 0 {
+                    keys.push(K::value(key));
+                    counts.push(count);
+                }
+            }
+            lengths.push(keys.len() - before);
+        }
+        let entries = keys.len();
+        let key_column = K::build(keys, vec![true; entries], value_type)?;
+        counted_list(value_type, key_column, counts, lengths)
+    }
+
+    /// Checks call `call`'s snapshot lists (group `groups[i]` holds entries
+    /// `offsets[i]..offsets[i + 1]` of `keys`/`counts`): no count 0, no
+    /// value twice in a group, no negative count over insert-only input.
+    pub fn check_lists(
+        &self,
+        groups: &[u32],
+        offsets: &[i32],
+        keys: &K::Reader<'_>,
+        counts: &Int64Array,
+        name: &str,
+    ) -> Result<()> {
+        for i in 0..groups.len() {
+            crate::kernel::group_index(groups[i], self.tables.len(), name)?;
+            let mut seen: HashTable<usize> = HashTable::new();
+            for e in offsets[i] as usize..offsets[i + 1] as usize {
+                let count = counts.value(e);
+                if count == 0 || (self.mode == CellMode::Bits && count < 0) {
+                    return Err(AggError::Input(format!(
+                        "{name}: a DISTINCT view entry has count {count}"
+                    )));
+                }
+                let key = K::key(K::get(keys, e));
+                let hash = self.hasher.hash_one(key.borrow());
+                let twice = seen
+                    .find(hash, |&other| {
+                        K::key(K::get(keys, other)).borrow() == key.borrow()
+                    })
+                    .is_some();
+                if twice {
+                    return Err(AggError::Input(format!(
+                        "{name}: a DISTINCT view lists a value twice"
+                    )));
+                }
+                seen.insert_unique(hash, e, |&other| {
+                    self.hasher.hash_one(K::key(K::get(keys, other)).borrow())
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets call `call`'s column of the listed groups from lists already
+    /// passed by [`SharedView::check_lists`]; the other calls' columns stay.
+    pub fn restore_call(
+        &mut self,
+        call: usize,
+        groups: &[u32],
+        offsets: &[i32],
+        keys: &K::Reader<'_>,
+        counts: &Int64Array,
+    ) {
+        let (word, bit) = (call / 64, 1u64 << (call % 64));
+        let mode = self.mode;
+        let clear = |cell: &mut [u64]| match mode {
+            CellMode::Bits => cell[word] &= !bit,
+            CellMode::Counts => cell[call] = 0,
+        };
+        for (i, &g) in groups.iter().enumerate() {
+            let g = g as usize;
+            let held: Vec<K::Owned> = self.tables[g]
+                .iter()
+                .map(|(key, _)| K::value(key))
+                .collect();
+            for value in &held {
+                self.with_cell::<true>(g, K::view(value), clear);
+            }
+            for e in offsets[i] as usize..offsets[i + 1] as usize {
+                let count = counts.value(e);
+                self.with_cell::<true>(g, K::get(keys, e), |cell| match mode {
+                    CellMode::Bits => cell[word] |= bit,
+                    CellMode::Counts => cell[call] = count as u64,
+                });
+            }
+        }
+    }
+}
+
+/// What a fold records per listed call: its position among the listed
+/// calls (by view call), the rows that changed its set, and its kinds.
+struct FoldOut {
+    position: Vec<usize>,
+    changes: Vec<BooleanBufferBuilder>,
+    inner_kinds: Vec<Option<Vec<i8>>>,
+}
+
+/// What merging a call's partial entries did: per entry its group, whether
+/// it changed the call's set (the inner template's FILTER over the
+/// entries) and whether that change was the value leaving.
+#[derive(Debug)]
+pub struct MergedEntries {
+    /// Group of each entry.
+    pub groups: Vec<u32>,
+    /// Entries that entered or left the call's set.
+    pub changes: BooleanArray,
+    /// By entry: the change was the value leaving.
+    pub leaves: Vec<bool>,
+}
