@@ -15,13 +15,18 @@
 //!   DECIMAL by unscaled value (one scale per column); strings by bytes.
 //!
 //! NULLs never reach the inner aggregate (each ignores NULL), so the view
-//! skips them. Spec entries with `distinct = true` run under this view when
+//! skips them. The DISTINCT calls over one argument share one view, as the
+//! calls of a Flink DistinctInfo share one MapView: each call is a column
+//! of the view's cells (`distinct_view`), the operator links them
+//! (`operator::shared_views`) and runs a batch through the view once for
+//! all of them. Insert-only views hold a bit per call (a value's count
+//! only matters as zero or not there), retracting ones a count per call. Spec entries with `distinct = true` run under this view when
 //! their template declares `distinct_view = true`; the emitter wraps the
 //! template's state: `Distinct<Slots<Sum<...>>, Prim<Int64Type>>`.
 //!
 //! Two phases: a call's partial is the inner template's partial columns and
-//! then its view as a list of `{key, count}` per group (the snapshot's
-//! layout); the operator joins the views of calls that share Flink's
+//! then its column of the view as a list of `{key, count}` per group (the
+//! snapshot's layout; count 1 for an insert-only bit); the operator joins the views of calls that share Flink's
 //! DistinctInfo into Flink's one MapView column (`operator::views`). Merging
 //! adds each entry's count to the group's view as Flink's distinct merge
 //! does: a value enters the set when its count goes from <= 0 to > 0 and
