@@ -8,6 +8,11 @@
 //!
 //! Bench ids are `COUNT DISTINCT<BIGINT>/<path>/<values>values`; one
 //! iteration is one batch, throughput is in rows.
+//!
+//! `COUNT DISTINCT<BIGINT> x4 FILTER` is Nexmark q15's shape: four
+//! COUNT(DISTINCT x) calls over one column, one unfiltered and three with
+//! FILTERs that split the rows in three, either sharing one view (as
+//! Flink's DistinctInfo, one probe per row) or each on its own view.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,7 +22,7 @@ use aggforge_benches::general::Scalar;
 use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
 use aggforge_runtime::registry;
 use aggforge_runtime::types::{InputMode, Phase, SqlType};
-use arrow_array::{ArrayRef, Int64Array};
+use arrow_array::{ArrayRef, BooleanArray, Int64Array};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const GROUPS: usize = 64;
@@ -162,5 +167,110 @@ fn distinct(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, distinct);
+/// Four calls over `values`' column: one without FILTER, three with the
+/// FILTERs `rank` of `ranks` (row `i` in rank `i % 3`).
+struct FilteredCalls {
+    accs: Vec<Box<dyn GroupAccumulator>>,
+    ranks: Vec<BooleanArray>,
+    shared: bool,
+}
+
+impl FilteredCalls {
+    fn new(shared: bool) -> FilteredCalls {
+        let mut accs: Vec<Box<dyn GroupAccumulator>> = (0..4).map(|_| ours()).collect();
+        if shared {
+            let view = accs[0].new_distinct_view(4).expect("a DISTINCT view");
+            for (c, acc) in accs.iter_mut().enumerate() {
+                assert!(acc.join_distinct_view(&view, c), "call {c} joins");
+            }
+        }
+        let ranks = (0..3)
+            .map(|r| (0..ROWS).map(|i| Some(i % 3 == r)).collect())
+            .collect();
+        FilteredCalls {
+            accs,
+            ranks,
+            shared,
+        }
+    }
+
+    fn update(&mut self, (groups, values): &(Vec<u32>, ArrayRef)) {
+        let args = [values.clone()];
+        let ranks: Vec<BooleanArray> = self
+            .ranks
+            .iter()
+            .map(|r| r.slice(0, groups.len()))
+            .collect();
+        let updates: Vec<BatchUpdate<'_>> = (0..4)
+            .map(|c| BatchUpdate {
+                args: &args,
+                group_ids: groups,
+                filter: (c > 0).then(|| &ranks[c - 1]),
+                row_kinds: None,
+                distinct: None,
+            })
+            .collect();
+        let rows = if self.shared {
+            Some(self.accs[0].distinct_pass(&updates).expect("view pass"))
+        } else {
+            None
+        };
+        for (c, acc) in self.accs.iter_mut().enumerate() {
+            let update = BatchUpdate {
+                distinct: rows.as_ref().map(|r| &r[c]),
+                ..updates[c]
+            };
+            acc.update(&update).expect("update");
+        }
+    }
+
+    fn counts(&self) -> Vec<Vec<i64>> {
+        let all: Vec<u32> = (0..GROUPS as u32).collect();
+        self.accs
+            .iter()
+            .map(|acc| {
+                let counts = acc.evaluate(&all).expect("evaluate");
+                let counts = counts
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .expect("BIGINT");
+                counts.values().to_vec()
+            })
+            .collect()
+    }
+}
+
+fn shared_view(c: &mut Criterion) {
+    let mut group = c.benchmark_group("COUNT DISTINCT<BIGINT> x4 FILTER");
+    group
+        .throughput(Throughput::Elements(ROWS as u64))
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20);
+    for values in [4u64, 4096] {
+        let input = batches(values);
+        let mut shared = FilteredCalls::new(true);
+        let mut separate = FilteredCalls::new(false);
+        for batch in filling(values).iter().chain(&input) {
+            shared.update(batch);
+            separate.update(batch);
+        }
+        for (path, calls) in [
+            ("shared_view", &mut shared),
+            ("separate_views", &mut separate),
+        ] {
+            let mut next = 0;
+            group.bench_function(format!("{path}/{values}values"), |b| {
+                b.iter(|| {
+                    calls.update(&input[next]);
+                    next = (next + 1) % input.len();
+                })
+            });
+        }
+        assert_eq!(shared.counts(), separate.counts());
+    }
+    group.finish();
+}
+
+criterion_group!(benches, distinct, shared_view);
 criterion_main!(benches);

@@ -350,9 +350,14 @@ where
         let Ok(view) = Arc::clone(view).downcast::<Mutex<SharedView<K>>>() else {
             return false;
         };
-        let fits = {
-            let shared = view.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            call < shared.calls() && shared.mode() == self.mode && self.inner.is_empty()
+        // Only before any row: the view being left holds no value.
+        let fits = self.lock().is_empty() && {
+            let mut shared = view.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let fits = call < shared.calls() && shared.mode() == self.mode;
+            if fits && shared.len() < self.inner.len() {
+                shared.resize(self.inner.len());
+            }
+            fits
         };
         if fits {
             self.view = view;

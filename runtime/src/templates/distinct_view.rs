@@ -100,6 +100,16 @@ impl<K: ViewKey> SharedView<K> {
         self.calls
     }
 
+    /// Number of groups held.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// True when no group holds a value.
+    pub fn is_empty(&self) -> bool {
+        self.tables.iter().all(|table| table.is_empty())
+    }
+
     /// What the cells hold.
     pub fn mode(&self) -> CellMode {
         self.mode
