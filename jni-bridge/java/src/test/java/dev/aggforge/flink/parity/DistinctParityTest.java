@@ -163,6 +163,33 @@ class DistinctParityTest {
                     + " MAX(DISTINCT SUBSTRING(v3, 1, 2))"
                     + " FROM t GROUP BY k";
 
+    /**
+     * Seventy FILTERed COUNT(DISTINCT x) over one argument: one Flink DistinctInfo with more
+     * filter arguments than a Long holds bits for (Flink's view value becomes a Long[]); natively
+     * one shared view whose cells take two words.
+     */
+    private static final String SEVENTY_FILTERED = seventyFiltered();
+
+    private static String seventyFiltered() {
+        StringBuilder sql = new StringBuilder("SELECT k");
+        for (int i = 0; i < 70; i++) {
+            sql.append(", COUNT(DISTINCT MOD(v0, 9)) FILTER (WHERE MOD(v0, 97) > ")
+                    .append(i)
+                    .append(")");
+        }
+        return sql.append(", COUNT(*) FROM t GROUP BY k").toString();
+    }
+
+    @Test
+    void seventyFilteredDistinctCallsOnOneView() throws Exception {
+        NativeParity.assertParity(ONE, Compare.LINES, 1, SEVENTY_FILTERED, T);
+    }
+
+    @Test
+    void seventyFilteredDistinctCallsTwoPhase() throws Exception {
+        NativeParity.assertParity(TWO_PHASE, Compare.LINES, 2, SEVENTY_FILTERED, T);
+    }
+
     @Test
     void twoPhase() throws Exception {
         NativeParity.assertParity(TWO_PHASE, Compare.LINES, 2, TWO_PHASE_CALLS, T);
