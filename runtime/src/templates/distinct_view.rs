@@ -115,8 +115,10 @@ impl<K: ViewKey> SharedView<K> {
         self.mode
     }
 
-    /// Upper bound of the bytes one folded row adds: an entry, room for the
-    /// table doubling, and a wide cell.
+    /// Upper bound of the bytes one folded row adds to one call's share of
+    /// the view: an entry and room for the table doubling. Each call of a
+    /// shared view reserves this, which also covers a wide cell's word per
+    /// call in the arena.
     pub fn bytes_per_input_row() -> usize {
         3 * slot_bytes::<K>()
     }
