@@ -298,6 +298,9 @@ impl<K: ViewKey> SharedView<K> {
                 calls.iter().map(|c| c.0).collect::<Vec<_>>()
             )));
         }
+        if let (1, [(0, rows)]) = (self.calls, calls) {
+            return Ok(vec![self.fold_one::<RETRACTING>(ids, values, kinds, rows)]);
+        }
         let n = ids.len();
         let words = self.calls.div_ceil(64).max(1);
         let mut position = vec![usize::MAX; self.calls];
@@ -355,6 +358,44 @@ impl<K: ViewKey> SharedView<K> {
             .collect())
     }
 
+    /// [`SharedView::fold`] for a view of one call (the common case): the
+    /// cell is the entry's one word, with no accept mask or call positions.
+    fn fold_one<const RETRACTING: bool>(
+        &mut self,
+        ids: &[u32],
+        values: &K::Reader<'_>,
+        kinds: Option<&[i8]>,
+        rows: &Rows,
+    ) -> DistinctRows {
+        let n = ids.len();
+        let mut changes = BooleanBufferBuilder::new(n);
+        changes.append_n(n, false);
+        let mut inner_kinds = kinds.map(|_| vec![0i8; n]);
+        rows.for_each(|i| {
+            let retract = RETRACTING && kinds.is_some_and(|k| is_retract(k[i]));
+            let mut changed = false;
+            self.with_cell::<RETRACTING>(ids[i] as usize, K::get(values, i), |cell| {
+                changed = if RETRACTING {
+                    count(&mut cell[0], retract)
+                } else {
+                    set_bits(&mut cell[0], 1) != 0
+                };
+            });
+            if changed {
+                changes.set_bit(i, true);
+                if retract {
+                    if let Some(kinds) = inner_kinds.as_mut() {
+                        kinds[i] = LEAVES;
+                    }
+                }
+            }
+        });
+        DistinctRows {
+            changes: BooleanArray::new(changes.finish(), None),
+            kinds: inner_kinds,
+        }
+    }
+
     /// One row of [`SharedView::fold`]: probes its value once, then
     /// applies each accepted call's column of the cell (`accept`: the
     /// row's accept bits) and records which calls' sets changed.
@@ -371,21 +412,12 @@ impl<K: ViewKey> SharedView<K> {
                 let mut bits = if RETRACTING {
                     accepted
                 } else {
-                    let newly = accepted & !cell[word];
-                    cell[word] |= accepted;
-                    newly
+                    set_bits(&mut cell[word], accepted)
                 };
                 while bits != 0 {
                     let call = word * 64 + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    let changed = if RETRACTING {
-                        let before = cell[call] as i64;
-                        let after = if retract { before - 1 } else { before + 1 };
-                        cell[call] = after as u64;
-                        before == if retract { 1 } else { 0 }
-                    } else {
-                        true
-                    };
+                    let changed = !RETRACTING || count(&mut cell[call], retract);
                     if changed {
                         let p = out.position[call];
                         out.changes[p].set_bit(i, true);
@@ -588,6 +620,26 @@ impl<K: ViewKey> SharedView<K> {
             }
         }
     }
+}
+
+/// Sets the `accepted` bits of a cell word (insert-only input): the bits
+/// newly set, i.e. the calls whose sets the value enters.
+#[inline(always)]
+fn set_bits(word: &mut u64, accepted: u64) -> u64 {
+    let newly = accepted & !*word;
+    *word |= accepted;
+    newly
+}
+
+/// Adds one insert (or `retract`: subtracts one) to a call's count word
+/// (retracting input): whether the call's set changed, i.e. the value
+/// entered (count was 0) or left (count was 1).
+#[inline(always)]
+fn count(word: &mut u64, retract: bool) -> bool {
+    let before = *word as i64;
+    let after = if retract { before - 1 } else { before + 1 };
+    *word = after as u64;
+    before == if retract { 1 } else { 0 }
 }
 
 /// What a fold records per listed call: its position among the listed
