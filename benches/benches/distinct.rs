@@ -23,7 +23,8 @@ use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
 use aggforge_runtime::registry;
 use aggforge_runtime::types::{InputMode, Phase, SqlType};
 use arrow_array::{ArrayRef, BooleanArray, Int64Array};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 
 const GROUPS: usize = 64;
 const ROWS: usize = 4096;
@@ -126,13 +127,18 @@ impl General {
     }
 }
 
-fn distinct(c: &mut Criterion) {
-    let mut group = c.benchmark_group("COUNT DISTINCT<BIGINT>");
+/// Rows per iteration as throughput; short runs, as both groups use.
+fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
     group
         .throughput(Throughput::Elements(ROWS as u64))
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .sample_size(20);
+}
+
+fn distinct(c: &mut Criterion) {
+    let mut group = c.benchmark_group("COUNT DISTINCT<BIGINT>");
+    configure(&mut group);
     for values in [4u64, 4096] {
         let input = batches(values);
         let mut acc = ours();
@@ -242,11 +248,7 @@ impl FilteredCalls {
 
 fn shared_view(c: &mut Criterion) {
     let mut group = c.benchmark_group("COUNT DISTINCT<BIGINT> x4 FILTER");
-    group
-        .throughput(Throughput::Elements(ROWS as u64))
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(20);
+    configure(&mut group);
     for values in [4u64, 4096] {
         let input = batches(values);
         let mut shared = FilteredCalls::new(true);

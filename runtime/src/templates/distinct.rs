@@ -226,6 +226,21 @@ impl<S: TemplateState, K: ViewKey> Distinct<S, K> {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// `columns` (the inner state's), then this call's column of the view
+    /// for `groups` as a `{key, count}` list per group.
+    fn with_view_list(
+        &self,
+        spec: &AccSpec,
+        groups: &[u32],
+        mut columns: Vec<ArrayRef>,
+    ) -> Result<Vec<ArrayRef>> {
+        columns.push(
+            self.lock()
+                .list(self.call, groups, spec.arg_type()?, spec.name)?,
+        );
+        Ok(columns)
+    }
+
     /// Runs `batch` through this call's column of the view alone.
     fn fold_own<const RETRACTING: bool>(
         &mut self,
@@ -484,22 +499,12 @@ where
 
     /// The inner state's partial columns, then the view.
     fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
-        let mut columns = self.inner.partials(spec, groups)?;
-        columns.push(
-            self.lock()
-                .list(self.call, groups, spec.arg_type()?, spec.name)?,
-        );
-        Ok(columns)
+        self.with_view_list(spec, groups, self.inner.partials(spec, groups)?)
     }
 
     /// The inner state's snapshot columns, then the view.
     fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
-        let mut columns = self.inner.snapshot(spec, groups)?;
-        columns.push(
-            self.lock()
-                .list(self.call, groups, spec.arg_type()?, spec.name)?,
-        );
-        Ok(columns)
+        self.with_view_list(spec, groups, self.inner.snapshot(spec, groups)?)
     }
 
     fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {

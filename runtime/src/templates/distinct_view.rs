@@ -558,7 +558,7 @@ impl<K: ViewKey> SharedView<K> {
     ) -> Result<()> {
         for i in 0..groups.len() {
             crate::kernel::group_index(groups[i], self.tables.len(), name)?;
-            let mut seen: HashTable<usize> = HashTable::new();
+            let mut seen: HashTable<K::Key> = HashTable::new();
             for e in offsets[i] as usize..offsets[i + 1] as usize {
                 let count = counts.value(e);
                 if count == 0 || (self.mode == CellMode::Bits && count < 0) {
@@ -568,19 +568,12 @@ impl<K: ViewKey> SharedView<K> {
                 }
                 let key = K::key(K::get(keys, e));
                 let hash = self.hasher.hash_one(key.borrow());
-                let twice = seen
-                    .find(hash, |&other| {
-                        K::key(K::get(keys, other)).borrow() == key.borrow()
-                    })
-                    .is_some();
-                if twice {
+                if seen.find(hash, |other| other == &key).is_some() {
                     return Err(AggError::Input(format!(
                         "{name}: a DISTINCT view lists a value twice"
                     )));
                 }
-                seen.insert_unique(hash, e, |&other| {
-                    self.hasher.hash_one(K::key(K::get(keys, other)).borrow())
-                });
+                seen.insert_unique(hash, key, |other| self.hasher.hash_one(other.borrow()));
             }
         }
         Ok(())
@@ -604,13 +597,31 @@ impl<K: ViewKey> SharedView<K> {
         };
         for (i, &g) in groups.iter().enumerate() {
             let g = g as usize;
-            let held: Vec<K::Owned> = self.tables[g]
-                .iter()
-                .map(|(key, _)| K::value(key))
-                .collect();
-            for value in &held {
-                self.with_cell::<true>(g, K::view(value), clear);
-            }
+            // Clear the call's column in place, dropping cells left empty.
+            let SharedView {
+                tables,
+                arena,
+                free,
+                width,
+                held,
+                ..
+            } = self;
+            let width = *width;
+            tables[g].retain(|(key, stored)| {
+                let cell = match width {
+                    1 => std::slice::from_mut(stored),
+                    w => &mut arena[*stored as usize * w..(*stored as usize + 1) * w],
+                };
+                clear(cell);
+                let keep = cell.iter().any(|&w| w != 0);
+                if !keep {
+                    *held -= K::key_heap(key);
+                    if width > 1 {
+                        free.push(*stored as u32);
+                    }
+                }
+                keep
+            });
             for e in offsets[i] as usize..offsets[i + 1] as usize {
                 let count = counts.value(e);
                 self.with_cell::<true>(g, K::get(keys, e), |cell| match mode {
