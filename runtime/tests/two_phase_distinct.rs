@@ -143,8 +143,9 @@ fn a_two_phase_plan_lists_every_distinct_call_in_a_view() {
 }
 
 #[test]
-fn order_sensitive_distinct_sums_stay_single_phase() {
-    // Flink's global folds FLOAT/DOUBLE sums in Java HashMap order.
+fn order_sensitive_distinct_sums_over_retracting_input_stay_single_phase() {
+    // Flink's global folds FLOAT/DOUBLE sums in Java HashMap order, which
+    // the runtime models over insert-only input only.
     let mut single = plan(
         SqlType::of("INT"),
         vec![AggCall {
@@ -153,9 +154,111 @@ fn order_sensitive_distinct_sums_stay_single_phase() {
         }],
         Emission::Immediate,
     );
+    single.input = InputMode::Retracting;
     assert!(GroupAggOperator::new(single.clone()).is_ok());
     single.emission = Emission::MiniBatch;
     let (local, _) = two_phase_plans(&single);
     let err = GroupAggOperator::new(local).unwrap_err().to_string();
     assert!(err.contains("phase local not listed"), "{err}");
+}
+
+/// Runs `single` as one local bundle (`batches`) and one global bundle of
+/// its partials; returns the local's partial batch and the global's
+/// changelog.
+fn one_two_phase_bundle(single: &AggPlan, batches: &[RecordBatch]) -> (RecordBatch, Vec<String>) {
+    let (local_plan, global_plan) = two_phase_plans(single);
+    let mut local = GroupAggOperator::new(local_plan).unwrap();
+    let mut global = GroupAggOperator::new(global_plan).unwrap();
+    for b in batches {
+        assert!(local.process(b).unwrap().is_none());
+    }
+    let partials = local.flush().unwrap().unwrap();
+    assert!(global.process(&partials).unwrap().is_none());
+    (partials, opt_rows(global.flush().unwrap()))
+}
+
+#[test]
+fn floating_distinct_sums_fold_in_java_hash_map_order() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Float64Type;
+    use arrow_array::{Array, Float64Array, Int32Array};
+    use std::sync::Arc;
+    // Entry order and the iteration order of a java.util.HashMap<Double, _>
+    // filled in entry order (and of its copy) differ; jshell on JDK 17:
+    // [1.0, 0.7, -0.0, 0.0, 0.001, 0.1, 1.0E16, -1.0E16, 2.5E15, 3.3], whose
+    // sum is 2.5000000000000055E15 (in entry order 2.500000000000004E15).
+    let values = [
+        1e16, 1.0, -1e16, 0.1, 0.7, 3.3, -0.0, 0.0, 1e-3, 2.5e15, 1.0, 0.7,
+    ];
+    let mut column: Vec<Option<f64>> = values.iter().copied().map(Some).collect();
+    column.insert(4, None);
+    let rows = column.len();
+    let batch = batch(vec![
+        Arc::new(Int32Array::from(vec![7; rows])),
+        Arc::new(Float64Array::from(column)),
+    ]);
+    let double = || Some((1, SqlType::of("DOUBLE")));
+    let sum = AggCall {
+        distinct: true,
+        ..call("SUM", double())
+    };
+    let min = AggCall {
+        distinct: true,
+        ..call("MIN", double())
+    };
+    let single = plan(SqlType::of("INT"), vec![sum, min], Emission::MiniBatch);
+    let mut op = GroupAggOperator::new(single.clone()).unwrap();
+    assert!(op.process(&batch).unwrap().is_none());
+    assert_eq!(
+        opt_rows(op.flush().unwrap()),
+        strs(&["+I[7, 2500000000000004.0, -1e16]"])
+    );
+    let (partials, changelog) = one_two_phase_bundle(&single, std::slice::from_ref(&batch));
+    assert_eq!(changelog, strs(&["+I[7, 2500000000000005.5, -1e16]"]));
+    // The local's view lists the values in entry order, NULL included.
+    let view = partials.column(partials.num_columns() - 2).as_list::<i32>();
+    let entries = view.value(0);
+    let keys = entries.as_struct().column(0).as_primitive::<Float64Type>();
+    let listed: Vec<Option<f64>> = (0..keys.len())
+        .map(|i| keys.is_valid(i).then(|| keys.value(i)))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            Some(1e16),
+            Some(1.0),
+            Some(-1e16),
+            Some(0.1),
+            None,
+            Some(0.7),
+            Some(3.3),
+            Some(-0.0),
+            Some(0.0),
+            Some(1e-3),
+            Some(2.5e15)
+        ]
+    );
+}
+
+#[test]
+fn floating_distinct_extremes_keep_the_first_in_java_order() {
+    use arrow_array::{Float64Array, Int32Array};
+    use std::sync::Arc;
+    // Java's `<` is false both ways between NaN and 1.0, so MIN keeps the
+    // first it folds; HashMap<Double, _> iterates 1.0 before NaN whatever
+    // the entry order (jshell: [1.0, NaN]).
+    let batch = batch(vec![
+        Arc::new(Int32Array::from(vec![1, 1])),
+        Arc::new(Float64Array::from(vec![f64::NAN, 1.0])),
+    ]);
+    let min = AggCall {
+        distinct: true,
+        ..call("MIN", Some((1, SqlType::of("DOUBLE"))))
+    };
+    let single = plan(SqlType::of("INT"), vec![min], Emission::MiniBatch);
+    let mut op = GroupAggOperator::new(single.clone()).unwrap();
+    assert!(op.process(&batch).unwrap().is_none());
+    assert_eq!(opt_rows(op.flush().unwrap()), strs(&["+I[1, NaN]"]));
+    let (_, changelog) = one_two_phase_bundle(&single, &[batch]);
+    assert_eq!(changelog, strs(&["+I[1, 1.0]"]));
 }

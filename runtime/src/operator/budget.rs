@@ -37,6 +37,7 @@ impl GroupAggOperator {
             + self.live.capacity()
             + self.last_row.capacity() * 4
             + self.bundle.memory_bytes()
+            + self.ordered.memory_bytes()
     }
 
     /// Reserves `bytes`; when the running account says no, re-measures

@@ -19,6 +19,8 @@ pub(crate) struct Input<'a> {
     /// Row kinds, when the batch has a `$row_kind` column.
     pub row_kinds: Option<&'a [i8]>,
     pub num_rows: usize,
+    /// Global phase: the DISTINCT view columns, in the plan's view order.
+    pub views: Vec<ArrayRef>,
 }
 
 fn same_type(actual: &DataType, expected: &DataType) -> bool {
@@ -156,6 +158,7 @@ pub(crate) fn read<'a>(
         filters,
         row_kinds,
         num_rows: batch.num_rows(),
+        views: Vec::new(),
     })
 }
 

@@ -37,6 +37,7 @@ mod shared_views;
 mod stats;
 mod ttl;
 mod two_phase;
+mod view_order;
 mod views;
 
 use std::sync::Arc;
@@ -100,6 +101,8 @@ pub struct GroupAggOperator {
     in_view: Vec<bool>,
     /// The groups of DISTINCT calls folding through one shared view.
     shared: Vec<Vec<usize>>,
+    /// Two-phase DISTINCT views folded in Flink's Java HashMap order.
+    ordered: view_order::OrderedViews,
 }
 
 /// The calls an operator runs and the record-counting one: over
@@ -179,6 +182,7 @@ impl GroupAggOperator {
         };
         let key_arrow: Vec<DataType> = plan.key_types.iter().map(arrow_type).collect();
         let (view_layouts, in_view) = views::layouts(&plan, calls.len())?;
+        let ordered = view_order::OrderedViews::new(&plan, &view_layouts)?;
         let input_arrow: Vec<Vec<DataType>> = match plan.phase {
             Phase::Global => accs
                 .iter()
@@ -249,6 +253,7 @@ impl GroupAggOperator {
             views: view_layouts,
             in_view,
             shared,
+            ordered,
             plan,
             calls,
             visible,

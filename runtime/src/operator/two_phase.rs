@@ -22,8 +22,10 @@ impl GroupAggOperator {
     pub(super) fn process_local(&mut self, input: &Input<'_>) -> Result<()> {
         let table_bytes = self.table.memory_bytes();
         let before = self.intern(input)?;
-        self.reserve_after_intern(before, table_bytes, 0, (0, 0), input)?;
+        let ordered_bytes = input.num_rows * self.ordered.bytes_per_row();
+        self.reserve_after_intern(before, table_bytes, 0, (ordered_bytes, 0), input)?;
         self.grow_groups();
+        self.ordered.record_local(&self.plan, input, &self.ids);
         self.fold_rows(input)
     }
 
@@ -47,7 +49,10 @@ impl GroupAggOperator {
             }
             columns.extend(partials);
         }
-        columns.extend(views::join_output(&self.plan, &self.views, lists)?);
+        let mut view_columns = views::join_output(&self.plan, &self.views, lists)?;
+        self.ordered
+            .local_columns(&self.views, &mut view_columns, &order)?;
+        columns.extend(view_columns);
         columns.push(Arc::new(Int8Array::from(vec![RowKind::Insert as i8; n])));
         let out = RecordBatch::try_new(self.schema.clone(), columns)?;
         self.table.clear();
@@ -67,7 +72,8 @@ impl GroupAggOperator {
         let table_bytes = self.table.memory_bytes();
         let before = self.intern(input)?;
         let fresh = self.new_slots();
-        self.reserve_after_intern(before, table_bytes, fresh.len(), (0, 0), input)?;
+        let ordered_bytes = input.num_rows * self.ordered.bytes_per_row();
+        self.reserve_after_intern(before, table_bytes, fresh.len(), (ordered_bytes, 0), input)?;
         self.grow_groups();
         for &g in &fresh {
             self.bundle.slot_of[g as usize] = self.bundle.touched.len() as u32;
@@ -79,6 +85,7 @@ impl GroupAggOperator {
             .iter()
             .map(|&g| self.bundle.slot_of[g as usize])
             .collect();
+        self.ordered.record_global(&self.views, input, &slot_ids)?;
         for (acc, partials) in self.bundle_accs.iter_mut().zip(&input.args) {
             acc.resize(slots);
             acc.merge(partials, &slot_ids)?;
@@ -103,6 +110,8 @@ impl GroupAggOperator {
         for acc in &self.bundle_accs {
             partials.push(acc.partials(&order)?);
         }
+        self.ordered
+            .order_global(&self.plan, &self.views, &mut partials, &order)?;
         for (acc, p) in self.accs.iter_mut().zip(&partials) {
             acc.merge(p, &groups)?;
         }

@@ -101,6 +101,7 @@ pub(crate) fn split_input(
             let list = layout.split(column, slot)?;
             input.args[c].push(list);
         }
+        input.views.push(column.clone());
     }
     Ok(())
 }
@@ -149,7 +150,7 @@ impl ViewLayout {
     }
 
     /// Int64 words per entry.
-    fn words(&self) -> usize {
+    pub fn words(&self) -> usize {
         if self.retracting {
             self.calls
         } else {
@@ -249,7 +250,14 @@ impl ViewLayout {
         self.column(keys, values, lengths)
     }
 
-    fn column(&self, keys: ArrayRef, values: Vec<i64>, lengths: Vec<usize>) -> Result<ArrayRef> {
+    /// A view column of `keys` (all groups' entries), their `values`
+    /// ([`words`](Self::words) per entry) and each group's entry count.
+    pub fn column(
+        &self,
+        keys: ArrayRef,
+        values: Vec<i64>,
+        lengths: Vec<usize>,
+    ) -> Result<ArrayRef> {
         let entries = keys.len();
         let value: ArrayRef = if self.packed() {
             Arc::new(Int64Array::from(values))
@@ -274,6 +282,29 @@ impl ViewLayout {
         )?))
     }
 
+    /// The words of a view column's entry values (`value`, the entries'
+    /// second field), downcast once.
+    pub fn words_of<'a>(&self, value: &'a ArrayRef) -> Result<ViewWords<'a>> {
+        let bad = |what: &str| AggError::Input(format!("DISTINCT view column: {what}"));
+        let (words, lists) = if self.packed() {
+            (value.as_any().downcast_ref::<Int64Array>(), None)
+        } else {
+            let lists = value
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .ok_or_else(|| bad("values are not lists"))?;
+            (
+                lists.values().as_any().downcast_ref::<Int64Array>(),
+                Some(lists),
+            )
+        };
+        Ok(ViewWords {
+            words: words.ok_or_else(|| bad("values are not Int64"))?,
+            lists,
+            per_entry: self.words(),
+        })
+    }
+
     /// Call `call`'s `{key, count}` list of a view column: its count of
     /// each value (1 where its bit is set), entries of count 0 and NULL
     /// values (which no aggregate folds) left out.
@@ -292,32 +323,9 @@ impl ViewLayout {
             return Err(bad("entries are not {key, value}"));
         }
         let keys = entries.column(0);
-        // The values' words, downcast once: one Int64 per entry, or a list of them.
-        let value = entries.column(1);
-        let (words, lists) = if self.packed() {
-            (value.as_any().downcast_ref::<Int64Array>(), None)
-        } else {
-            let lists = value
-                .as_any()
-                .downcast_ref::<ListArray>()
-                .ok_or_else(|| bad("values are not lists"))?;
-            (
-                lists.values().as_any().downcast_ref::<Int64Array>(),
-                Some(lists),
-            )
-        };
-        let words = words.ok_or_else(|| bad("values are not Int64"))?;
+        let words = self.words_of(entries.column(1))?;
         let at = if self.retracting { call } else { call / 64 };
-        let word = |e: usize| -> Result<i64> {
-            let Some(lists) = lists else {
-                return Ok(words.value(e));
-            };
-            let (start, end) = (lists.value_offsets()[e], lists.value_offsets()[e + 1]);
-            if ((end - start) as usize) < self.words() {
-                return Err(bad("a value has too few words"));
-            }
-            Ok(words.value(start as usize + at))
-        };
+        let word = |e: usize| words.word(e, at);
         let offsets = list.value_offsets();
         let mut picked = Vec::new();
         let mut counts = Vec::new();
@@ -343,6 +351,36 @@ impl ViewLayout {
         }
         let keys = take(keys.as_ref(), &arrow_array::UInt32Array::from(picked), None)?;
         counted_list(&self.key_type, keys, counts, lengths)
+    }
+}
+
+/// The Int64 words of a view column's entries: one per entry, or a list.
+pub(crate) struct ViewWords<'a> {
+    words: &'a Int64Array,
+    lists: Option<&'a ListArray>,
+    per_entry: usize,
+}
+
+impl ViewWords<'_> {
+    /// Word `at` of entry `e`.
+    pub fn word(&self, e: usize, at: usize) -> Result<i64> {
+        let Some(lists) = self.lists else {
+            return Ok(self.words.value(e));
+        };
+        let (start, end) = (lists.value_offsets()[e], lists.value_offsets()[e + 1]);
+        if ((end - start) as usize) < self.per_entry {
+            return Err(AggError::Input(
+                "DISTINCT view column: a value has too few words".into(),
+            ));
+        }
+        Ok(self.words.value(start as usize + at))
+    }
+
+    /// Every word of entry `e`.
+    pub fn all(&self, e: usize) -> Result<Vec<u64>> {
+        (0..self.per_entry)
+            .map(|at| self.word(e, at).map(|w| w as u64))
+            .collect()
     }
 }
 
