@@ -249,7 +249,11 @@ class DistinctParityTest {
             int k = i % 6;
             int j = i / 6;
             double v = ((j * 7919) % 1000) * Math.pow(10, (j % 17) - 8) * (j % 3 == 0 ? -1 : 1);
-            Double value = j % 41 == 7 ? null : j % 53 == 5 ? Double.NaN : j % 59 == 3 ? -0.0 : v;
+            // NaN only for key 0, so the other keys' sums stay finite.
+            Double value =
+                    j % 41 == 7
+                            ? null
+                            : k == 0 && j % 53 == 5 ? Double.NaN : j % 59 == 3 ? -0.0 : v;
             java.math.BigDecimal d =
                     java.math.BigDecimal.valueOf((j % 5) - 2)
                             .multiply(new java.math.BigDecimal("3E37"))
