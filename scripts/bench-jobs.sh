@@ -15,7 +15,8 @@
 #   minmax-{date,time,boolean,bigint}-{single,two}   MIN/MAX, 2M rows, 64 keys, 1/8 NULL
 #   countsumavg-{bigint,decimal}-{single,two}        COUNT/SUM/AVG, BIGINT or DECIMAL(20,3)
 #   keys1m-bigint-{single,two}                       MIN/MAX/COUNT/SUM, 1M rows, ~1 row per key
-#   {count,avg}distinct-bigint-single, countdistinct-string-single, countdistinct-bigint-two
+#   {count,avg}distinct-bigint-single, countdistinct-string-single, countdistinct-bigint-two,
+#   sumdistinct-double-{single,two}                  (two: the global folds in Java HashMap order)
 #                                                    COUNT/AVG(DISTINCT), 4096 values per key (BIGINT)
 #   nexmark-q{15,16,17}-{single,two}                 Nexmark q15-q17 over the Nexmark bid generator
 # "single" = ONE_PHASE, mini-batch off (immediate); "two" = TWO_PHASE, mini-batch

@@ -185,6 +185,9 @@ class JobBenchmarkTest {
         }
         String countDistinctData = String.format(Locale.ROOT, "%,d rows, %d keys, %.3f NULL", rows, keys, nulls);
         all.add(new Workload("countdistinct-bigint-two", distinct[0][1] + " | " + countDistinctData + " | two phase, mini-batch", bigints, distinct[0][1], two, 2));
+        // A DOUBLE DISTINCT sum: in two phases the global folds in Java HashMap order.
+        String doubleSum = "SELECT k, SUM(DISTINCT CAST(MOD(v0, 4096) AS DOUBLE) / 8) FROM t GROUP BY k";
+        addBothPhases(all, "sumdistinct-double", doubleSum, bigints, single, two, rows, keys, nulls);
         // Nexmark q15-q17 over the Nexmark bid generator: single phase and two-phase.
         InputTable bids = InputTable.nexmarkBids("bid", rows);
         String[][] nexmark = {
