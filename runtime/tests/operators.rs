@@ -9,7 +9,7 @@ use std::sync::Arc;
 use aggforge_runtime::error::AggError;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, DistinctView, Emission};
-use aggforge_runtime::types::{Phase, SqlType};
+use aggforge_runtime::types::{InputMode, Phase, SqlType};
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
 };
@@ -275,9 +275,11 @@ fn plans_that_are_not_admitted_are_refused() {
         calls: vec![0],
         column: None,
     }];
+    // Over retracting input the DOUBLE DISTINCT sum is single-phase only.
+    p.input = InputMode::Retracting;
     let err = GroupAggOperator::new(p).unwrap_err().to_string();
     assert!(
-        err.contains("phase local not listed for SUM DISTINCT<DOUBLE>"),
+        err.contains("phase local not listed for SUM DISTINCT<DOUBLE>/retracting"),
         "{err}"
     );
     let mut p = sum_max(Emission::Immediate);

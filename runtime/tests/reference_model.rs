@@ -158,8 +158,15 @@ fn run_one(admission: &'static Admission, model: &Model, case: &Case) -> Result<
         prop_assert_eq!(fresh.state_types(), acc.state_types());
     }
 
-    // (b) local bundles merged by a global accumulator.
-    if admission.phases.contains(&Phase::Local) && admission.phases.contains(&Phase::Global) {
+    // (b) local bundles merged by a global accumulator. The order-sensitive
+    // DISTINCT folds are left out here: across the exchange they fold in
+    // Java HashMap order, which the operator applies (operator/view_order.rs;
+    // tested in two_phase_distinct.rs and the Flink DistinctParityTest), not
+    // the accumulator this test drives.
+    if admission.phases.contains(&Phase::Local)
+        && admission.phases.contains(&Phase::Global)
+        && !order_sensitive_distinct(admission)
+    {
         let mut local = create()?;
         let mut global = create()?;
         global.resize(groups as usize);
@@ -199,6 +206,18 @@ fn run_one(admission: &'static Admission, model: &Model, case: &Case) -> Result<
         check_results("local/global", "group", &evaluated, &want)?;
     }
     Ok(())
+}
+
+/// DISTINCT specializations whose two-phase result depends on the order
+/// values are folded in: FLOAT/DOUBLE SUM, SUM0, AVG, MIN, MAX and
+/// DECIMAL(19..38) SUM, SUM0, AVG.
+fn order_sensitive_distinct(admission: &Admission) -> bool {
+    let name = admission.name;
+    let floating = name.contains("DISTINCT<FLOAT>") || name.contains("DISTINCT<DOUBLE>");
+    let wide = name.contains("DISTINCT<DECIMAL_38>")
+        && !name.starts_with("MIN")
+        && !name.starts_with("MAX");
+    !name.starts_with("COUNT") && (floating || wide)
 }
 
 #[test]

@@ -107,9 +107,9 @@ fn undeclared_combinations_are_not_admitted_with_a_reason() {
             "SUM",
             Some("DOUBLE"),
             Phase::Global,
-            InputMode::InsertOnly,
+            InputMode::Retracting,
             true,
-            "phase global not listed for SUM DISTINCT<DOUBLE>/insert_only",
+            "phase global not listed for SUM DISTINCT<DOUBLE>/retracting",
         ),
         (
             "COUNT",

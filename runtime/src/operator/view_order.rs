@@ -301,6 +301,8 @@ impl OrderedViews {
                 .as_any()
                 .downcast_ref::<ListArray>()
                 .ok_or_else(|| AggError::Input("DISTINCT view column: not a list".into()))?;
+            // `split_input` checked the column's type (a list of
+            // `{key, value}` structs) before this runs.
             let entries = list.values().as_struct();
             let keys = entries.column(0);
             let words = layout.words_of(entries.column(1))?;
