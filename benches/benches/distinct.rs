@@ -7,7 +7,11 @@
 //! values already held (the steady state of a long-running group).
 //!
 //! Bench ids are `COUNT DISTINCT<BIGINT>/<path>/<values>values`; one
-//! iteration is one batch, throughput is in rows.
+//! iteration is one batch, throughput is in rows. With `--features
+//! datafusion-compare`, `datafusion/...` runs DataFusion's own
+//! `COUNT(DISTINCT x)` (the `count` UDAF with `is_distinct`, through the
+//! group accumulator DataFusion's aggregate operator would use) on the same
+//! batches.
 //!
 //! `COUNT DISTINCT<BIGINT> x4 FILTER` is Nexmark q15's shape: four
 //! COUNT(DISTINCT x) calls over one column, one unfiltered and three with
@@ -161,6 +165,8 @@ fn distinct(c: &mut Criterion) {
                 next = (next + 1) % input.len();
             })
         });
+        #[cfg(feature = "datafusion-compare")]
+        datafusion_count_distinct(&mut group, values, &input, &general.counts);
         // Both paths saw the same rows: the same counts.
         let all: Vec<u32> = (0..GROUPS as u32).collect();
         let ours_counts = acc.evaluate(&all).expect("evaluate");
@@ -171,6 +177,48 @@ fn distinct(c: &mut Criterion) {
         assert_eq!(ours_counts.values().to_vec(), general.counts);
     }
     group.finish();
+}
+
+/// DataFusion's COUNT(DISTINCT x) over the same batches (filled first, as
+/// ours), checked against the general path's counts after the run.
+#[cfg(feature = "datafusion-compare")]
+fn datafusion_count_distinct(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    values: u64,
+    input: &[(Vec<u32>, ArrayRef)],
+    counts: &[i64],
+) {
+    use aggforge_benches::datafusion_compare as df;
+    use aggforge_benches::general::Function;
+    use arrow_schema::DataType;
+    let (mut acc, native) = df::distinct_groups_accumulator(Function::Count, &DataType::Int64)
+        .expect("DataFusion COUNT(DISTINCT)");
+    let indices = |groups: &[u32]| groups.iter().map(|&g| g as usize).collect::<Vec<_>>();
+    let input: Vec<(Vec<usize>, ArrayRef)> = input
+        .iter()
+        .map(|(g, v)| (indices(g), v.clone()))
+        .collect();
+    for (groups, values) in filling(values).iter() {
+        df::update(acc.as_mut(), &[values.clone()], &indices(groups), GROUPS).expect("update");
+    }
+    for (groups, values) in &input {
+        df::update(acc.as_mut(), &[values.clone()], groups, GROUPS).expect("update");
+    }
+    let path = if native { "datafusion" } else { "datafusion_adapter" };
+    let mut next = 0;
+    group.bench_function(format!("{path}/{values}values"), |b| {
+        b.iter(|| {
+            let (groups, values) = &input[next];
+            df::update(acc.as_mut(), &[values.clone()], groups, GROUPS).expect("update");
+            next = (next + 1) % input.len();
+        })
+    });
+    let result = df::evaluate_all(acc.as_mut()).expect("evaluate");
+    let result = result
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .expect("COUNT is BIGINT");
+    assert_eq!(result.values().to_vec(), counts);
 }
 
 /// Four calls over `values`' column: one without FILTER, three with the

@@ -25,10 +25,11 @@ struct CallShape {
     exprs: Vec<Arc<dyn PhysicalExpr>>,
     fields: Vec<FieldRef>,
     return_field: FieldRef,
+    distinct: bool,
 }
 
 impl CallShape {
-    fn new(function: Function, input: &DataType) -> Result<CallShape> {
+    fn new(function: Function, input: &DataType, distinct: bool) -> Result<CallShape> {
         let udaf = match function {
             Function::Min => min_max::min_udaf(),
             Function::Max => min_max::max_udaf(),
@@ -45,6 +46,7 @@ impl CallShape {
             exprs: vec![Arc::new(Column::new("v", 0))],
             fields,
             return_field,
+            distinct,
         })
     }
 
@@ -56,7 +58,7 @@ impl CallShape {
             order_bys: &[],
             is_reversed: false,
             name: self.udaf.name(),
-            is_distinct: false,
+            is_distinct: self.distinct,
             exprs: &self.exprs,
             expr_fields: &self.fields,
         }
@@ -99,7 +101,19 @@ pub fn groups_accumulator(
     function: Function,
     input: &DataType,
 ) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
-    let shape = CallShape::new(function, &coerced_type(function, input))?;
+    accumulator_of(CallShape::new(function, &coerced_type(function, input), false)?)
+}
+
+/// DataFusion's group accumulator for `function(DISTINCT x)` over a column
+/// of `input` (after [`coerced_type`]); the flag as for [`groups_accumulator`].
+pub fn distinct_groups_accumulator(
+    function: Function,
+    input: &DataType,
+) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
+    accumulator_of(CallShape::new(function, &coerced_type(function, input), true)?)
+}
+
+fn accumulator_of(shape: CallShape) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
     if shape.udaf.groups_accumulator_supported(shape.args()) {
         let accumulator = shape.udaf.create_groups_accumulator(shape.args())?;
         return Ok((accumulator, true));

@@ -76,6 +76,7 @@ final class CheckpointedJob {
     private int restartAttempts;
     private long failAfterRows = -1;
     private String restorePath;
+    private String stateBackend;
 
     private CheckpointedJob() {}
 
@@ -121,6 +122,12 @@ final class CheckpointedJob {
         return this;
     }
 
+    /** The job's state backend ({@code state.backend.type}: hashmap, the default, or rocksdb). */
+    CheckpointedJob stateBackend(String type) {
+        stateBackend = type;
+        return this;
+    }
+
     /** Restores the job from this savepoint or retained checkpoint. */
     CheckpointedJob restoreFrom(String path) {
         restorePath = path;
@@ -136,6 +143,9 @@ final class CheckpointedJob {
 
         Configuration config = new Configuration();
         config.set(PipelineOptions.MAX_PARALLELISM, 128);
+        if (stateBackend != null) {
+            config.setString("state.backend.type", stateBackend);
+        }
         if (!checkpointInterval.isZero()) {
             config.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, checkpointInterval);
         }

@@ -72,7 +72,7 @@ class NativeFailoverTest {
                     new BigIntType(),
                     new DecimalType(20, 3));
 
-    private static final String SQL =
+    static final String SQL =
             "SELECT k, MIN(v0), MAX(v0), COUNT(v0), SUM(v1), MIN(v1), MAX(v1), SUM(v2), MAX(v2),"
                     + " COUNT(*) FROM t GROUP BY k";
 
@@ -86,12 +86,12 @@ class NativeFailoverTest {
                     + " GROUP BY MOD(k, 7)";
 
     /** DISTINCT views and FILTER columns in the restored state. */
-    private static final String DISTINCT_SQL =
+    static final String DISTINCT_SQL =
             "SELECT k, COUNT(DISTINCT MOD(v1, 50)), SUM(DISTINCT MOD(v1, 50)),"
                     + " COUNT(DISTINCT SUBSTRING(v0, 1, 2)), MAX(DISTINCT v2),"
                     + " COUNT(*) FILTER (WHERE v1 > 0) FROM t GROUP BY k";
 
-    private static final RunOptions IMMEDIATE = RunOptions.defaults().withParallelism(2);
+    static final RunOptions IMMEDIATE = RunOptions.defaults().withParallelism(2);
 
     private static final RunOptions MINI_BATCH =
             RunOptions.defaults()
@@ -100,7 +100,7 @@ class NativeFailoverTest {
                     .withConfig("table.exec.mini-batch.allow-latency", "100 ms")
                     .withAggPhase("ONE_PHASE");
 
-    private static final RunOptions TWO_PHASE =
+    static final RunOptions TWO_PHASE =
             RunOptions.defaults()
                     .withParallelism(2)
                     .withMiniBatch(200)
@@ -156,6 +156,12 @@ class NativeFailoverTest {
      */
     private static void failover(RunOptions options, String sql, int nativeOperators)
             throws Exception {
+        failover(options, sql, nativeOperators, "hashmap");
+    }
+
+    /** {@link #failover(RunOptions, String, int)} with the failing job on {@code stateBackend}. */
+    static void failover(RunOptions options, String sql, int nativeOperators, String stateBackend)
+            throws Exception {
         RunOptions hooked = withAggforge(options);
         List<String> expected = stockTable(sql);
         long openedBefore = NativeGroupAggOperator.OPENED.get();
@@ -174,6 +180,7 @@ class NativeFailoverTest {
                         .checkpointEvery(Duration.ofMillis(100))
                         .restarts(3)
                         .failOnceAfter(ROWS * 2 / 5)
+                        .stateBackend(stateBackend)
                         .start();
         try {
             assertNativePlan(job.plan(), nativeOperators);
@@ -209,10 +216,11 @@ class NativeFailoverTest {
             List<Row> log = job.changelog();
             assertTrue(log.size() > 0, "the sink received nothing");
             System.out.printf(
-                    "failover %s: failed after %d rows, restored checkpoint %d covering %d rows,"
+                    "failover %s on %s: failed after %d rows, restored checkpoint %d covering %d rows,"
                             + " %d rows through the probe, %d changelog rows at the sink%n",
                     options.tableConfig().get("table.optimizer.agg-phase-strategy")
                             + (options.miniBatchSize() > 0 ? " mini-batch" : " immediate"),
+                    stateBackend,
                     probe.rowsBeforeFailure(), id, covered, probe.rows(), log.size());
             assertSameTable(expected, CheckpointedJob.materialize(log), "final table after failover");
         } finally {
