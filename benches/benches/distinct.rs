@@ -194,17 +194,19 @@ fn datafusion_count_distinct(
     let (mut acc, native) = df::distinct_groups_accumulator(Function::Count, &DataType::Int64)
         .expect("DataFusion COUNT(DISTINCT)");
     let indices = |groups: &[u32]| groups.iter().map(|&g| g as usize).collect::<Vec<_>>();
-    let input: Vec<(Vec<usize>, ArrayRef)> = input
-        .iter()
-        .map(|(g, v)| (indices(g), v.clone()))
-        .collect();
+    let input: Vec<(Vec<usize>, ArrayRef)> =
+        input.iter().map(|(g, v)| (indices(g), v.clone())).collect();
     for (groups, values) in filling(values).iter() {
         df::update(acc.as_mut(), &[values.clone()], &indices(groups), GROUPS).expect("update");
     }
     for (groups, values) in &input {
         df::update(acc.as_mut(), &[values.clone()], groups, GROUPS).expect("update");
     }
-    let path = if native { "datafusion" } else { "datafusion_adapter" };
+    let path = if native {
+        "datafusion"
+    } else {
+        "datafusion_adapter"
+    };
     let mut next = 0;
     group.bench_function(format!("{path}/{values}values"), |b| {
         b.iter(|| {

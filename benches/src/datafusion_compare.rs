@@ -101,7 +101,11 @@ pub fn groups_accumulator(
     function: Function,
     input: &DataType,
 ) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
-    accumulator_of(CallShape::new(function, &coerced_type(function, input), false)?)
+    accumulator_of(CallShape::new(
+        function,
+        &coerced_type(function, input),
+        false,
+    )?)
 }
 
 /// DataFusion's group accumulator for `function(DISTINCT x)` over a column
@@ -110,7 +114,11 @@ pub fn distinct_groups_accumulator(
     function: Function,
     input: &DataType,
 ) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
-    accumulator_of(CallShape::new(function, &coerced_type(function, input), true)?)
+    accumulator_of(CallShape::new(
+        function,
+        &coerced_type(function, input),
+        true,
+    )?)
 }
 
 fn accumulator_of(shape: CallShape) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
