@@ -197,10 +197,16 @@ fn datafusion_count_distinct(
     let input: Vec<(Vec<usize>, ArrayRef)> =
         input.iter().map(|(g, v)| (indices(g), v.clone())).collect();
     for (groups, values) in filling(values).iter() {
-        df::update(acc.as_mut(), &[values.clone()], &indices(groups), GROUPS).expect("update");
+        df::update(
+            acc.as_mut(),
+            std::slice::from_ref(values),
+            &indices(groups),
+            GROUPS,
+        )
+        .expect("update");
     }
     for (groups, values) in &input {
-        df::update(acc.as_mut(), &[values.clone()], groups, GROUPS).expect("update");
+        df::update(acc.as_mut(), std::slice::from_ref(values), groups, GROUPS).expect("update");
     }
     let path = if native {
         "datafusion"
@@ -211,7 +217,7 @@ fn datafusion_count_distinct(
     group.bench_function(format!("{path}/{values}values"), |b| {
         b.iter(|| {
             let (groups, values) = &input[next];
-            df::update(acc.as_mut(), &[values.clone()], groups, GROUPS).expect("update");
+            df::update(acc.as_mut(), std::slice::from_ref(values), groups, GROUPS).expect("update");
             next = (next + 1) % input.len();
         })
     });
