@@ -149,10 +149,13 @@ impl ViewLayout {
         }
     }
 
-    /// Int64 words per entry.
+    /// Int64 words per entry: one per call over retracting input; else one
+    /// up to 64 calls and Flink's `calls / 64 + 1` beyond.
     pub fn words(&self) -> usize {
         if self.retracting {
             self.calls
+        } else if self.packed() {
+            1
         } else {
             self.calls / 64 + 1
         }
@@ -489,6 +492,23 @@ mod tests {
         let (_, keys, _) = read_counted_list(&split, "test").unwrap();
         let keys = keys.as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!(keys.value(0), "all");
+    }
+
+    #[test]
+    fn sixty_four_insert_only_calls_pack_one_word() {
+        // Flink's Long holds up to 64 calls' bits.
+        let layout = ViewLayout {
+            key_type: DataType::Int32,
+            calls: 64,
+            retracting: false,
+        };
+        let lists: Vec<ArrayRef> = (0..64)
+            .map(|c| list(vec![c % 2], vec![1], vec![1]))
+            .collect();
+        let view = layout.join(&lists).unwrap();
+        assert_eq!(view.data_type(), &layout.data_type());
+        assert_eq!(entries(&layout.split(&view, 63).unwrap(), 0), vec![(1, 1)]);
+        assert_eq!(entries(&layout.split(&view, 62).unwrap(), 0), vec![(0, 1)]);
     }
 
     #[test]
