@@ -281,13 +281,7 @@ fn local_then_global_equals_single_phase() {
         Emission::Immediate,
     );
     let (local_plan, global_plan) = two_phase_plans(&single);
-    let mut x = 0x9E37_79B9u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(0x9E37_79B9);
     let batches: Vec<RecordBatch> = (0..12)
         .map(|_| {
             let rows: Vec<(i32, Option<i64>)> = (0..300)

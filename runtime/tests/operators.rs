@@ -388,13 +388,7 @@ fn local_min_max_speed() {
     use aggforge_runtime::plan::AggCall;
     use arrow_array::Date32Array;
     let rows = 4096;
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(0x2545_F491_4F6C_DD1D);
     let input: Vec<RecordBatch> = (0..16)
         .map(|_| {
             let keys: Vec<i32> = (0..rows).map(|_| 19_000 + (next() % 64) as i32).collect();

@@ -135,13 +135,7 @@ fn interval_plan(ty: SqlType, emission: Emission) -> AggPlan {
 /// Four batches of 250 rows over 40 keys: about one value in six NULL, key
 /// 39 only NULLs, values over the whole i32 range including its ends.
 fn batches() -> Vec<RecordBatch> {
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     (0..4)
         .map(|_| {
             let mut keys = Vec::new();
