@@ -288,7 +288,7 @@ fn local_then_global_equals_single_phase() {
                 .map(|_| {
                     let k = (next() % 40) as i32;
                     let v = next() % 1000;
-                    (k, (v % 9 != 0).then_some(v as i64 - 500))
+                    (k, (!v.is_multiple_of(9)).then_some(v as i64 - 500))
                 })
                 .collect();
             kv(&rows)

@@ -395,7 +395,7 @@ fn local_min_max_speed() {
             let values: Vec<Option<i32>> = (0..rows)
                 .map(|_| {
                     let v = next();
-                    (v % 8 != 0).then_some((v >> 8) as i32 % 20_000)
+                    (!v.is_multiple_of(8)).then_some((v >> 8) as i32 % 20_000)
                 })
                 .collect();
             batch(vec![
