@@ -215,7 +215,9 @@ fn floating_distinct_sums_fold_in_java_hash_map_order() {
     );
     let (partials, changelog) = one_two_phase_bundle(&single, std::slice::from_ref(&batch));
     assert_eq!(changelog, strs(&["+I[7, 2500000000000005.5, -1e16]"]));
-    // The local's view lists the values in entry order, NULL included.
+    // The local's view lists the values in the iteration order of its Java
+    // map, NULL included (jshell, the same values put in the same order:
+    // [1.0, null, 0.7, -0.0, 0.0, 0.001, 0.1, 1.0E16, -1.0E16, 2.5E15, 3.3]).
     let view = partials.column(partials.num_columns() - 2).as_list::<i32>();
     let entries = view.value(0);
     let keys = entries.as_struct().column(0).as_primitive::<Float64Type>();
@@ -225,17 +227,17 @@ fn floating_distinct_sums_fold_in_java_hash_map_order() {
     assert_eq!(
         listed,
         vec![
-            Some(1e16),
             Some(1.0),
-            Some(-1e16),
-            Some(0.1),
             None,
             Some(0.7),
-            Some(3.3),
             Some(-0.0),
             Some(0.0),
             Some(1e-3),
-            Some(2.5e15)
+            Some(0.1),
+            Some(1e16),
+            Some(-1e16),
+            Some(2.5e15),
+            Some(3.3)
         ]
     );
 }

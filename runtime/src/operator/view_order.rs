@@ -15,15 +15,15 @@
 //! - `finishBundle` merges the union into the state view in the union's
 //!   iteration order, folding each value that enters a call's set.
 //!
-//! The view column therefore carries the local view's values in the order
-//! they entered it (the Java side fills a `HashMap` in column order, exactly
-//! as Flink's local filled its own), NULL included (it counts towards the
-//! map's size); at the global input it carries the deserialized map's
-//! iteration order. This module keeps, per bundle group, the values in the
-//! order they entered (the local view or the global union) and gives the
-//! global's state merge each call's values in the union's Java iteration
-//! order ([`crate::flink_key::java_hash_map_order`], from the keys'
-//! `hashCode()`s).
+//! The view column therefore carries, at the local output, the local map's
+//! iteration order, NULL included (it counts towards the map's size): the
+//! Java side writes the RAW field's bytes in column order, which is the
+//! order Flink's serializer writes its map in. At the global input it
+//! carries the deserialized map's iteration order. This module keeps, per
+//! bundle group, the values in the order they entered (the local view or
+//! the global union) and orders them as a Java `HashMap` filled in that
+//! order iterates them ([`crate::flink_key::java_hash_map_order`], from the
+//! keys' `hashCode()`s).
 //!
 //! Over retracting input the local map also removes values; that is not
 //! modelled, so those plans stay single-phase (the registry lists no such
@@ -371,9 +371,9 @@ impl OrderedViews {
     }
 
     /// Local flush: replaces the ordered views' columns in `columns` (the
-    /// view columns, in the plan's order) by their values in order of
-    /// entry, NULL included, for the groups in `groups` (flush order). The
-    /// views are cleared.
+    /// view columns, in the plan's order) by their values in the local
+    /// map's Java iteration order, NULL included, for the groups in
+    /// `groups` (flush order). The views are cleared.
     pub fn local_columns(
         &mut self,
         layouts: &[ViewLayout],
@@ -386,8 +386,8 @@ impl OrderedViews {
             let mut values = Vec::new();
             let mut lengths = Vec::with_capacity(groups.len());
             for &g in groups {
-                let entries = ordered.entries.get(g as usize).map_or(&[][..], |e| &e[..]);
-                for &e in entries {
+                let entries = ordered.java_order(g);
+                for &e in &entries {
                     keys.push(ordered.keys[e as usize]);
                     let at = e as usize * ordered.words;
                     values.extend_from_slice(&ordered.bits[at..at + layout.words()]);

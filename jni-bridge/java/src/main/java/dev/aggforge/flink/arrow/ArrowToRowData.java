@@ -1,8 +1,6 @@
 package dev.aggforge.flink.arrow;
 
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 import org.apache.arrow.memory.ArrowBuf;
@@ -24,19 +22,15 @@ import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.core.memory.MemorySegmentFactory;
-import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.DecimalData;
-import org.apache.flink.table.data.RawValueData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.GenericArrayData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
-import org.apache.flink.table.data.conversion.DataStructureConverter;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
-import org.apache.flink.table.runtime.typeutils.InternalSerializers;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
@@ -392,29 +386,27 @@ public final class ArrowToRowData {
     }
 
     /**
-     * A two-phase DISTINCT partial (local output): each list entry into Flink's MapView, which
-     * the RAW field's own serializer writes (so Flink's exchange and global phase read it as
-     * Flink's local phase wrote it). Keys are read by the key type's own column reader (through a
-     * one-field row) and copied out of it.
+     * A two-phase DISTINCT partial (local output): the list's entries, in list order, written as
+     * the bytes of Flink's RAW(MapView) field ({@link ViewBytes}), so Flink's exchange and global
+     * phase read it as Flink's local phase wrote it: the runtime lists a view's entries in the
+     * order its Java map would iterate them where that order matters. Keys are read by the key
+     * type's own column reader (through a one-field row).
      */
     private static final class ViewReader extends ColumnReader {
         private final DistinctViewType view;
-        private final DataStructureConverter<Object, Object> keys;
         private final ColumnReader keyReader;
         private final RowData.FieldGetter keyGetter;
-        private final TypeSerializer<Object> keyCopier;
         private final BinaryRowData holder = new BinaryRowData(1);
         private final BinaryRowWriter holderWriter = new BinaryRowWriter(holder);
+        private final ViewBytes bytes;
         private FieldVector value;
 
-        @SuppressWarnings("unchecked")
         ViewReader(int pos, DistinctViewType view) {
             super(pos);
             this.view = view;
-            this.keys = view.keyConverter();
             this.keyReader = readerFor(view.keyType(), 0);
             this.keyGetter = RowData.createFieldGetter(view.keyType(), 0);
-            this.keyCopier = (TypeSerializer<Object>) InternalSerializers.create(view.keyType());
+            this.bytes = new ViewBytes(view.keyType(), view.valueType());
         }
 
         @Override
@@ -430,18 +422,14 @@ public final class ArrowToRowData {
             ListVector list = (ListVector) vector;
             int start = list.getElementStartIndex(index);
             int end = list.getElementEndIndex(index);
-            Map<Object, Object> map = new HashMap<>();
+            bytes.start(end - start);
             for (int e = start; e < end; e++) {
                 holderWriter.reset();
                 keyReader.read(e, holderWriter);
                 holderWriter.complete();
-                Object internal = keyGetter.getFieldOrNull(holder);
-                Object key = internal == null ? null : keys.toExternal(keyCopier.copy(internal));
-                map.put(key, valueAt(e));
+                bytes.entry(e - start, keyGetter.getFieldOrNull(holder), valueAt(e));
             }
-            MapView<Object, Object> mapView = new MapView<>();
-            mapView.setMap(map);
-            out.writeRawValue(pos, RawValueData.fromObject(mapView), view.serializer());
+            out.writeRawValue(pos, bytes.finish(), view.serializer());
         }
 
         private Object valueAt(int e) {
@@ -455,7 +443,7 @@ public final class ArrowToRowData {
             for (int i = 0; i < words.length; i++) {
                 words[i] = items.get(start + i);
             }
-            return words;
+            return new GenericArrayData(words);
         }
     }
 }

@@ -32,16 +32,19 @@ import org.apache.flink.table.types.logical.RawType;
 public final class DistinctViewType {
 
     private final LogicalType keyType;
+    private final LogicalType valueType;
     private final boolean packed;
     private final DataType keyDataType;
     private final RawValueDataSerializer<MapView<Object, Object>> serializer;
 
     private DistinctViewType(
             LogicalType keyType,
+            LogicalType valueType,
             boolean packed,
             DataType keyDataType,
             RawValueDataSerializer<MapView<Object, Object>> serializer) {
         this.keyType = keyType;
+        this.valueType = valueType;
         this.packed = packed;
         this.keyDataType = keyDataType;
         this.serializer = serializer;
@@ -73,6 +76,7 @@ public final class DistinctViewType {
         return Optional.of(
                 new DistinctViewType(
                         key.getLogicalType(),
+                        value,
                         packed,
                         key,
                         new RawValueDataSerializer<>(
@@ -95,6 +99,11 @@ public final class DistinctViewType {
     /** The distinct values' type (the calls' argument). */
     public LogicalType keyType() {
         return keyType;
+    }
+
+    /** The map's value type: BIGINT, or an ARRAY of BIGINT. */
+    public LogicalType valueType() {
+        return valueType;
     }
 
     /** One BIGINT per entry (else a BIGINT array). */
