@@ -15,11 +15,12 @@
 //! - `finishBundle` merges the union into the state view in the union's
 //!   iteration order, folding each value that enters a call's set.
 //!
-//! The view column therefore carries, at the local output, the local map's
-//! iteration order, NULL included (it counts towards the map's size): the
-//! Java side writes the RAW field's bytes in column order, which is the
-//! order Flink's serializer writes its map in. At the global input it
-//! carries the deserialized map's iteration order. This module keeps, per
+//! The view column therefore carries the serialized order: at the local
+//! output the local map's iteration order, NULL included (it counts towards
+//! the map's size), which the Java side writes as the RAW field's bytes in
+//! column order; at the global input the order of the bytes received,
+//! which the global reorders as the map Flink deserializes from them would
+//! iterate. This module keeps, per
 //! bundle group, the values in the order they entered (the local view or
 //! the global union) and orders them as a Java `HashMap` filled in that
 //! order iterates them ([`crate::flink_key::java_hash_map_order`], from the
@@ -311,11 +312,22 @@ impl OrderedViews {
                 if list.is_null(row) {
                     continue;
                 }
-                for e in offsets[row] as usize..offsets[row + 1] as usize {
-                    let key = ordered.kind.read(keys.as_ref(), e);
+                // The list is in serialized order; Flink merges the map it
+                // deserializes (a fresh HashMap filled in that order) in
+                // that map's iteration order.
+                let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+                let entry_keys: Vec<JavaKey> = (start..end)
+                    .map(|e| ordered.kind.read(keys.as_ref(), e))
+                    .collect();
+                let hashes: Vec<i32> = entry_keys
+                    .iter()
+                    .map(|&k| ordered.kind.java_hash(k))
+                    .collect();
+                for i in java_hash_map_order(&hashes) {
+                    let e = start + i as usize;
                     let mut bits = words.all(e)?;
                     bits.resize(ordered.words, 0);
-                    ordered.set(slot, key, &bits);
+                    ordered.set(slot, entry_keys[i as usize], &bits);
                 }
             }
         }

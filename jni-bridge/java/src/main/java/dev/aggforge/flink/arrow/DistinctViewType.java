@@ -8,8 +8,6 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.table.api.dataview.MapView;
-import org.apache.flink.table.data.conversion.DataStructureConverter;
-import org.apache.flink.table.data.conversion.DataStructureConverters;
 import org.apache.flink.table.runtime.typeutils.ExternalSerializer;
 import org.apache.flink.table.runtime.typeutils.RawValueDataSerializer;
 import org.apache.flink.table.types.DataType;
@@ -34,19 +32,16 @@ public final class DistinctViewType {
     private final LogicalType keyType;
     private final LogicalType valueType;
     private final boolean packed;
-    private final DataType keyDataType;
     private final RawValueDataSerializer<MapView<Object, Object>> serializer;
 
     private DistinctViewType(
             LogicalType keyType,
             LogicalType valueType,
             boolean packed,
-            DataType keyDataType,
             RawValueDataSerializer<MapView<Object, Object>> serializer) {
         this.keyType = keyType;
         this.valueType = valueType;
         this.packed = packed;
-        this.keyDataType = keyDataType;
         this.serializer = serializer;
     }
 
@@ -78,7 +73,6 @@ public final class DistinctViewType {
                         key.getLogicalType(),
                         value,
                         packed,
-                        key,
                         new RawValueDataSerializer<>(
                                 (TypeSerializer<MapView<Object, Object>>) raw.getTypeSerializer())));
     }
@@ -109,16 +103,6 @@ public final class DistinctViewType {
     /** One BIGINT per entry (else a BIGINT array). */
     public boolean packed() {
         return packed;
-    }
-
-    /** A converter between the map's keys and Flink's internal values of {@link #keyType}. */
-    @SuppressWarnings("unchecked")
-    public DataStructureConverter<Object, Object> keyConverter() {
-        DataStructureConverter<Object, Object> converter =
-                (DataStructureConverter<Object, Object>)
-                        DataStructureConverters.getConverter(keyDataType);
-        converter.open(Thread.currentThread().getContextClassLoader());
-        return converter;
     }
 
     /** The RAW field's serializer (Flink's, for reading and writing the MapView). */

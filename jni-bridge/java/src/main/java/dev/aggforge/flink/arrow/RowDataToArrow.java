@@ -3,7 +3,6 @@ package dev.aggforge.flink.arrow;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -26,18 +25,19 @@ import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.MemorySegment;
-import org.apache.flink.table.api.dataview.MapView;
+import org.apache.flink.table.data.ArrayData;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
-import org.apache.flink.table.data.RawValueData;
+import org.apache.flink.table.data.MapData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryRawValueData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
-import org.apache.flink.table.data.conversion.DataStructureConverter;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
@@ -580,67 +580,73 @@ public final class RowDataToArrow implements AutoCloseable {
     }
 
     /**
-     * A two-phase DISTINCT partial (global input): Flink's MapView, deserialized with the RAW
-     * field's own serializer, as one list entry per map entry in the map's iteration order; keys
-     * are written by the key type's own column writer (through a one-field row), values as the
-     * map holds them.
+     * A two-phase DISTINCT partial (global input): Flink's {@code RAW(MapView)} field read in
+     * place, its bytes (what the field's ExternalSerializer wrote: a one-field BinaryRowData
+     * holding a BinaryMapData) pointed at, without deserializing a Java map; one list entry per map
+     * entry in the serialized order (the sending map's iteration order). Keys are written by the
+     * key type's own column writer (through a one-field row), values as the map holds them.
      */
     private static final class ViewWriter extends ColumnWriter {
         private final DistinctViewType view;
-        private final DataStructureConverter<Object, Object> keys;
         private final ListVector entries;
         private final StructVector entry;
         private final ColumnWriter keyWriter;
+        private final ArrayData.ElementGetter keyGetter;
         private final FieldVector value;
         private final GenericRowData holder = new GenericRowData(1);
+        private final BinaryRowData serialized = new BinaryRowData(1);
 
         ViewWriter(int pos, DistinctViewType view, ListVector entries) {
             super(pos);
             this.view = view;
-            this.keys = view.keyConverter();
             this.entries = entries;
             this.entry = (StructVector) entries.getDataVector();
             this.keyWriter = writerFor(view.keyType(), 0, entry.getChildrenFromFields().get(0));
+            this.keyGetter = ArrayData.createElementGetter(view.keyType());
             this.value = entry.getChildrenFromFields().get(1);
         }
 
         @Override
-        @SuppressWarnings("unchecked")
         void write(RowData row, int index) {
             if (row.isNullAt(pos)) {
                 entries.setNull(index);
                 return;
             }
-            RawValueData<MapView<Object, Object>> raw =
-                    (RawValueData<MapView<Object, Object>>) (RawValueData<?>) row.getRawValue(pos);
-            MapView<Object, Object> map = raw.toObject(view.serializer().getInnerSerializer());
+            BinaryRawValueData<?> raw = (BinaryRawValueData<?>) row.getRawValue(pos);
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            TypeSerializer<Object> serializer = (TypeSerializer) view.serializer().getInnerSerializer();
+            ((BinaryRawValueData<Object>) raw).ensureMaterialized(serializer);
+            // BinaryRowDataSerializer's 4-byte length, then the row to the end.
+            serialized.pointTo(raw.getSegments(), raw.getOffset() + 4, raw.getSizeInBytes() - 4);
+            MapData map = serialized.getMap(0);
+            ArrayData keys = map.keyArray();
+            ArrayData values = map.valueArray();
+            int size = map.size();
             int at = entries.startNewValue(index);
-            int size = 0;
-            for (Map.Entry<Object, Object> e : map.getMap().entrySet()) {
-                int slot = at + size;
+            for (int i = 0; i < size; i++) {
+                int slot = at + i;
                 if (keyWriter instanceof FixedWidthWriter fixed) {
                     fixed.ensure(slot + 1);
                 }
-                holder.setField(0, keys.toInternalOrNull(e.getKey()));
+                holder.setField(0, keyGetter.getElementOrNull(keys, i));
                 keyWriter.write(holder, slot);
-                writeValue(slot, e.getValue());
+                writeValue(slot, values, i);
                 entry.setIndexDefined(slot);
-                size++;
             }
             entries.endValue(index, size);
         }
 
-        private void writeValue(int slot, Object held) {
+        private void writeValue(int slot, ArrayData values, int i) {
             if (view.packed()) {
-                ((BigIntVector) value).setSafe(slot, (Long) held);
+                ((BigIntVector) value).setSafe(slot, values.getLong(i));
                 return;
             }
-            long[] words = (long[]) held;
+            long[] words = values.getArray(i).toLongArray();
             ListVector lists = (ListVector) value;
             BigIntVector items = (BigIntVector) lists.getDataVector();
             int start = lists.startNewValue(slot);
-            for (int i = 0; i < words.length; i++) {
-                items.setSafe(start + i, words[i]);
+            for (int w = 0; w < words.length; w++) {
+                items.setSafe(start + w, words[w]);
             }
             lists.endValue(slot, words.length);
         }
