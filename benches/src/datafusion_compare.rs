@@ -101,11 +101,7 @@ pub fn groups_accumulator(
     function: Function,
     input: &DataType,
 ) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
-    accumulator_of(CallShape::new(
-        function,
-        &coerced_type(function, input),
-        false,
-    )?)
+    accumulator_of(function, input, false)
 }
 
 /// DataFusion's group accumulator for `function(DISTINCT x)` over a column
@@ -114,14 +110,15 @@ pub fn distinct_groups_accumulator(
     function: Function,
     input: &DataType,
 ) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
-    accumulator_of(CallShape::new(
-        function,
-        &coerced_type(function, input),
-        true,
-    )?)
+    accumulator_of(function, input, true)
 }
 
-fn accumulator_of(shape: CallShape) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
+fn accumulator_of(
+    function: Function,
+    input: &DataType,
+    distinct: bool,
+) -> Result<(Box<dyn GroupsAccumulator>, bool)> {
+    let shape = CallShape::new(function, &coerced_type(function, input), distinct)?;
     if shape.udaf.groups_accumulator_supported(shape.args()) {
         let accumulator = shape.udaf.create_groups_accumulator(shape.args())?;
         return Ok((accumulator, true));

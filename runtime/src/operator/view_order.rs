@@ -41,7 +41,7 @@ use hashbrown::HashMap;
 use super::input::{call_rows, Input};
 use super::views::ViewLayout;
 use crate::error::{AggError, Result};
-use crate::flink_key::java_hash_map_order;
+use crate::flink_key::{java_hash_map_order, JavaHashMapOrder};
 use crate::kernel::multiset::counted_list;
 use crate::plan::{AggCall, AggPlan};
 use crate::types::{InputMode, Phase};
@@ -158,7 +158,7 @@ struct OrderedView {
     /// The view's index in the plan.
     view: usize,
     kind: KeyKind,
-    /// Bit words per value (the calls' bits, `calls / 64 + 1` words).
+    /// Bit words per value (the layout's: one up to 64 calls).
     words: usize,
     /// By bundle group (local: group id, global: bundle slot), its values.
     entries: Vec<Vec<u32>>,
@@ -251,7 +251,7 @@ impl OrderedViews {
             views.push(OrderedView {
                 view: v,
                 kind,
-                words: layout.calls / 64 + 1,
+                words: layout.words(),
                 entries: Vec::new(),
                 keys: Vec::new(),
                 bits: Vec::new(),
@@ -308,7 +308,10 @@ impl OrderedViews {
             let keys = entries.column(0);
             let words = layout.words_of(entries.column(1))?;
             let offsets = list.value_offsets();
+            let (mut entry_keys, mut hashes, mut order) = (Vec::new(), Vec::new(), Vec::new());
             for (row, &slot) in slots.iter().enumerate() {
+                // A fresh map per received view, as Flink deserializes one.
+                let mut map = JavaHashMapOrder::new();
                 if list.is_null(row) {
                     continue;
                 }
@@ -316,18 +319,14 @@ impl OrderedViews {
                 // deserializes (a fresh HashMap filled in that order) in
                 // that map's iteration order.
                 let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-                let entry_keys: Vec<JavaKey> = (start..end)
-                    .map(|e| ordered.kind.read(keys.as_ref(), e))
-                    .collect();
-                let hashes: Vec<i32> = entry_keys
-                    .iter()
-                    .map(|&k| ordered.kind.java_hash(k))
-                    .collect();
-                for i in java_hash_map_order(&hashes) {
+                entry_keys.clear();
+                entry_keys.extend((start..end).map(|e| ordered.kind.read(keys.as_ref(), e)));
+                hashes.clear();
+                hashes.extend(entry_keys.iter().map(|&k| ordered.kind.java_hash(k)));
+                map.iteration_order(&hashes, &mut order);
+                for &i in &order {
                     let e = start + i as usize;
-                    let mut bits = words.all(e)?;
-                    bits.resize(ordered.words, 0);
-                    ordered.set(slot, entry_keys[i as usize], &bits);
+                    ordered.set(slot, entry_keys[i as usize], &words.all(e)?);
                 }
             }
         }
@@ -402,7 +401,7 @@ impl OrderedViews {
                 for &e in &entries {
                     keys.push(ordered.keys[e as usize]);
                     let at = e as usize * ordered.words;
-                    values.extend_from_slice(&ordered.bits[at..at + layout.words()]);
+                    values.extend_from_slice(&ordered.bits[at..at + ordered.words]);
                 }
                 lengths.push(entries.len());
             }
