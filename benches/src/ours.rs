@@ -153,6 +153,7 @@ impl LocalOperator {
             max_parallelism: 128,
             count_star_column: None,
             views: Vec::new(),
+            final_key: None,
         })?;
         Ok(LocalOperator {
             operator,

@@ -100,6 +100,7 @@ fn plan(phase: Phase, emission: Emission, calls: Vec<AggCall>) -> AggPlan {
         max_parallelism: 128,
         count_star_column: None,
         views: Vec::new(),
+        final_key: None,
     }
 }
 

@@ -129,6 +129,14 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
     /// accumulators when its record count reaches zero).
     fn clear(&mut self, groups: &[u32]);
 
+    /// Gives the listed groups a fresh aggregate state but keeps the values
+    /// a DISTINCT view holds (Flink's incremental aggregate resets its
+    /// accumulators every bundle and keeps its views in state); the same
+    /// as [`GroupAccumulator::clear`] for a call that is not DISTINCT.
+    fn clear_results(&mut self, groups: &[u32]) {
+        self.clear(groups);
+    }
+
     /// Drops every group (the local phase does this after each bundle).
     fn reset(&mut self);
 

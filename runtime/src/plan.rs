@@ -135,6 +135,14 @@ pub struct AggPlan {
     /// Two-phase plans: the DISTINCT views (Flink's DistinctInfos), each
     /// shared by the DISTINCT calls over one argument. Empty otherwise.
     pub views: Vec<DistinctView>,
+    /// Split-distinct plans in mini-batch mode: a global phase fused with
+    /// the next level's local phase (Flink's IncrementalGroupAggregate).
+    /// The keys are the partial level's; these are the positions, in
+    /// `key_columns`, of the final level's keys. The operator keeps only
+    /// the DISTINCT views as state and emits, per final key and bundle,
+    /// the partials of what entered the views (and of the other calls'
+    /// partials) in this bundle. `None` for every other plan.
+    pub final_key: Option<Vec<usize>>,
 }
 
 /// DISTINCT calls sharing one distinct MapView in a two-phase plan.
@@ -179,6 +187,8 @@ struct WirePlan {
     count_star_column: Option<usize>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     views: Vec<DistinctView>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    final_key: Option<Vec<usize>>,
 }
 
 fn parse_types(types: &[String]) -> Result<Vec<SqlType>> {
@@ -213,6 +223,7 @@ impl AggPlan {
             max_parallelism: self.max_parallelism,
             count_star_column: self.count_star_column,
             views: self.views.clone(),
+            final_key: self.final_key.clone(),
         };
         // Serializing plain strings, numbers and vectors cannot fail.
         serde_json::to_string(&wire).unwrap_or_default()
@@ -265,6 +276,7 @@ impl AggPlan {
             max_parallelism: wire.max_parallelism,
             count_star_column: wire.count_star_column,
             views: wire.views,
+            final_key: wire.final_key,
         };
         plan.validate()?;
         Ok(plan)
@@ -332,7 +344,37 @@ impl AggPlan {
                 )));
             }
         }
-        self.validate_views()
+        self.validate_views()?;
+        self.validate_final_key()
+    }
+
+    /// An incremental plan (`final_key`) is a mini-batch global phase whose
+    /// final keys are distinct positions among its keys.
+    fn validate_final_key(&self) -> Result<()> {
+        let Some(final_key) = &self.final_key else {
+            return Ok(());
+        };
+        if self.phase != Phase::Global {
+            return Err(AggError::Plan(format!(
+                "final_key (an incremental aggregate) needs the global phase, not {}",
+                self.phase.as_str()
+            )));
+        }
+        let mut seen = vec![false; self.key_columns.len()];
+        for &k in final_key {
+            if k >= seen.len() || std::mem::replace(&mut seen[k], true) {
+                return Err(AggError::Plan(format!(
+                    "final_key {final_key:?}: position {k} is out of the {} keys or repeated",
+                    seen.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether this plan is Flink's IncrementalGroupAggregate (`final_key`).
+    pub fn is_incremental(&self) -> bool {
+        self.final_key.is_some()
     }
 
     /// Every DISTINCT call of a two-phase plan is in exactly one view; the
@@ -405,6 +447,23 @@ impl fmt::Display for AggPlan {
     }
 }
 
+/// Whether `call`, a DISTINCT call, folds its view's values in an
+/// order-dependent way (float rounding, which of NaN and a number MIN/MAX
+/// keeps, where a wide DECIMAL sum overflows): Flink's result then depends
+/// on its Java HashMap's iteration order.
+pub fn order_sensitive(call: &AggCall) -> bool {
+    let f = call.function.as_str();
+    match call.arg_types.first().map(arrow_type) {
+        Some(DataType::Float32 | DataType::Float64) => {
+            matches!(f, "SUM" | "SUM0" | "AVG" | "MIN" | "MAX")
+        }
+        Some(DataType::Decimal128(precision, _)) => {
+            precision > 18 && matches!(f, "SUM" | "SUM0" | "AVG")
+        }
+        _ => false,
+    }
+}
+
 /// What an admitted plan runs with.
 #[derive(Debug, Clone)]
 pub struct Admitted {
@@ -441,6 +500,24 @@ pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
             "the {} phase exists only in mini-batch mode",
             plan.phase.as_str()
         )));
+    }
+    if plan.is_incremental() {
+        if let Some((i, call)) = plan
+            .calls
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.distinct && order_sensitive(c))
+        {
+            return Err(refuse(format!(
+                "call {i} ({} DISTINCT over {}): an incremental aggregate folds it across \
+                 partial keys in Flink's HashMap order, which is not modelled",
+                call.function,
+                call.arg_types
+                    .first()
+                    .map(|t| t.to_string())
+                    .unwrap_or_default()
+            )));
+        }
     }
     let mut specializations = Vec::with_capacity(plan.calls.len());
     let mut admissions = Vec::with_capacity(plan.calls.len());
@@ -522,6 +599,7 @@ mod tests {
             max_parallelism: 128,
             count_star_column: None,
             views: Vec::new(),
+            final_key: None,
         }
     }
 

@@ -38,6 +38,7 @@ impl GroupAggOperator {
             + self.last_row.capacity() * 4
             + self.bundle.memory_bytes()
             + self.ordered.memory_bytes()
+            + self.finals.as_ref().map_or(0, |f| f.memory_bytes())
     }
 
     /// Reserves `bytes`; when the running account says no, re-measures

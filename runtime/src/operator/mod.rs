@@ -29,6 +29,7 @@ mod bundle;
 mod changelog;
 mod checkpoint;
 mod immediate;
+mod incremental;
 mod input;
 mod live;
 mod minibatch;
@@ -103,6 +104,8 @@ pub struct GroupAggOperator {
     shared: Vec<Vec<usize>>,
     /// Two-phase DISTINCT views folded in Flink's Java HashMap order.
     ordered: view_order::OrderedViews,
+    /// An incremental aggregate's final level (`AggPlan::final_key`).
+    finals: Option<incremental::FinalLevel>,
 }
 
 /// The calls an operator runs and the record-counting one: over
@@ -183,6 +186,7 @@ impl GroupAggOperator {
         let key_arrow: Vec<DataType> = plan.key_types.iter().map(arrow_type).collect();
         let (view_layouts, in_view) = views::layouts(&plan, calls.len())?;
         let ordered = view_order::OrderedViews::new(&plan, &view_layouts)?;
+        let finals = incremental::FinalLevel::new(&plan, &calls, &accs, &in_view)?;
         let input_arrow: Vec<Vec<DataType>> = match plan.phase {
             Phase::Global => accs
                 .iter()
@@ -217,8 +221,16 @@ impl GroupAggOperator {
             &admitted.specializations,
             &fields,
         );
+        if let Some(finals) = &finals {
+            fields = finals
+                .positions()
+                .iter()
+                .map(|&p| fields[p].clone())
+                .collect();
+        }
+        let partials_out = plan.phase == Phase::Local || finals.is_some();
         for (c, acc) in accs.iter().enumerate() {
-            if plan.phase == Phase::Local {
+            if partials_out {
                 let own = views::own_partials(acc.partial_types(), in_view[c]);
                 for (j, t) in own.into_iter().enumerate() {
                     fields.push(Field::new(format!("agg{c}_{j}"), t, true));
@@ -254,6 +266,7 @@ impl GroupAggOperator {
             in_view,
             shared,
             ordered,
+            finals,
             plan,
             calls,
             visible,
@@ -320,6 +333,7 @@ impl GroupAggOperator {
             (Phase::Single, Emission::Immediate) => Ok(None),
             (Phase::Single, Emission::MiniBatch) => self.flush_bundled(),
             (Phase::Local, _) => self.flush_local(),
+            (Phase::Global, _) if self.finals.is_some() => self.flush_incremental(),
             (Phase::Global, _) => self.flush_global(),
         }
     }

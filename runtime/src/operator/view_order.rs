@@ -43,7 +43,7 @@ use super::views::ViewLayout;
 use crate::error::{AggError, Result};
 use crate::flink_key::{java_hash_map_order, JavaHashMapOrder};
 use crate::kernel::multiset::counted_list;
-use crate::plan::{AggCall, AggPlan};
+use crate::plan::{order_sensitive, AggPlan};
 use crate::types::{InputMode, Phase};
 
 /// A DISTINCT value as a Java map key: FLOAT/DOUBLE bits with NaN made
@@ -136,21 +136,6 @@ fn big_decimal_hash(unscaled: i128, scale: i8) -> i32 {
     signed.wrapping_mul(31).wrapping_add(scale as i32)
 }
 
-/// Whether `call` (a DISTINCT call over a view of `key` values) folds in an
-/// order-dependent way.
-fn order_sensitive(call: &AggCall, key: &DataType) -> bool {
-    let f = call.function.as_str();
-    match key {
-        DataType::Float32 | DataType::Float64 => {
-            matches!(f, "SUM" | "SUM0" | "AVG" | "MIN" | "MAX")
-        }
-        DataType::Decimal128(precision, _) => {
-            *precision > 18 && matches!(f, "SUM" | "SUM0" | "AVG")
-        }
-        _ => false,
-    }
-}
-
 /// One ordered view: per bundle group, its values in the order they
 /// entered, with the bits of the calls they passed.
 #[derive(Debug)]
@@ -235,10 +220,7 @@ impl OrderedViews {
     pub fn new(plan: &AggPlan, layouts: &[ViewLayout]) -> Result<Self> {
         let mut views = Vec::new();
         for (v, (view, layout)) in plan.views.iter().zip(layouts).enumerate() {
-            let sensitive = view
-                .calls
-                .iter()
-                .any(|&c| order_sensitive(&plan.calls[c], &layout.key_type));
+            let sensitive = view.calls.iter().any(|&c| order_sensitive(&plan.calls[c]));
             let Some(kind) = KeyKind::of(&layout.key_type).filter(|_| sensitive) else {
                 continue;
             };

@@ -342,6 +342,10 @@ where
         self.lock().clear(groups);
     }
 
+    fn clear_results(&mut self, groups: &[u32]) {
+        self.inner.clear(groups);
+    }
+
     fn reset(&mut self) {
         self.inner.reset();
         self.lock().reset();

@@ -94,6 +94,11 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     fn resize(&mut self, n: usize);
     /// Resets the listed groups to a fresh state.
     fn clear(&mut self, groups: &[u32]);
+    /// Resets the listed groups' aggregate state, keeping what a DISTINCT
+    /// view has seen (the incremental aggregate's per-bundle results).
+    fn clear_results(&mut self, groups: &[u32]) {
+        self.clear(groups);
+    }
     /// Drops every group.
     fn reset(&mut self);
     /// Bytes held, heap included.
@@ -323,6 +328,10 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
 
     fn clear(&mut self, groups: &[u32]) {
         self.state.clear(groups);
+    }
+
+    fn clear_results(&mut self, groups: &[u32]) {
+        self.state.clear_results(groups);
     }
 
     fn reset(&mut self) {

@@ -164,6 +164,7 @@ impl Case {
             max_parallelism: self.max_parallelism,
             count_star_column: None,
             views: Vec::new(),
+            final_key: None,
         }
     }
 

@@ -43,6 +43,7 @@ pub fn plan(key: SqlType, calls: Vec<AggCall>, emission: Emission) -> AggPlan {
         max_parallelism: 128,
         count_star_column: None,
         views: Vec::new(),
+        final_key: None,
     }
 }
 
@@ -143,7 +144,7 @@ fn partial_width(function: &str, input: InputMode) -> usize {
 }
 
 /// The local and global plans of a single-phase plan: the global phase
-/// reads each call's partial columns after the key (column 0), and over
+/// reads each call's partial columns after the keys, and over
 /// retracting input without a COUNT(*) call the COUNT(*) partial Flink's
 /// planner inserts, last.
 pub fn two_phase_plans(single: &AggPlan) -> (AggPlan, AggPlan) {
@@ -152,7 +153,10 @@ pub fn two_phase_plans(single: &AggPlan) -> (AggPlan, AggPlan) {
     local.emission = Emission::MiniBatch;
     let mut global = local.clone();
     global.phase = Phase::Global;
-    let mut next = 1;
+    // The local phase's output: the keys, then the partials.
+    let keys = single.key_columns.len();
+    global.key_columns = (0..keys).collect();
+    let mut next = keys;
     global.calls = single
         .calls
         .iter()
