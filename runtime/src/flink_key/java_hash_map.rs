@@ -15,6 +15,11 @@
 //! the capacity its largest bundle grew it to: [`JavaHashMapOrder`] keeps
 //! that state between calls.
 //!
+//! `computeIfAbsent` differs from `put` (JDK 8 to 21): it resizes first,
+//! once the size is above the threshold, even when the key is present; it
+//! links a new node at the head of its bucket's list and treeifies a list
+//! that already held 7 nodes ([`java_compute_if_absent_order`]).
+//!
 //! Not reproducible: two distinct keys with the same full 32-bit hash in
 //! one treeified bucket are ordered by `System.identityHashCode`, which
 //! varies between JVM runs; here the newer key goes left, as if its
@@ -85,13 +90,31 @@ impl JavaHashMapOrder {
     /// (all keys distinct), writes the indexes of `hashes` in the order the
     /// map iterates them into `out`, then clears the map keeping its table.
     pub fn iteration_order(&mut self, hashes: &[i32], out: &mut Vec<u32>) {
+        self.fill_and_iterate(hashes.len(), out, |map| {
+            for &h in hashes {
+                map.put(h);
+            }
+        });
+    }
+
+    /// As [`JavaHashMapOrder::iteration_order`], the map written by
+    /// `computeIfAbsent` calls instead: call `i` is for key `calls[i]` (an
+    /// index into `hashes`, the keys' `hashCode()`s); each key's first call
+    /// inserts it, so keys first appear in index order (0, 1, 2, ...).
+    pub fn compute_if_absent_order(&mut self, calls: &[u32], hashes: &[i32], out: &mut Vec<u32>) {
+        self.fill_and_iterate(hashes.len(), out, |map| {
+            for &key in calls {
+                map.compute_if_absent(key, hashes);
+            }
+        });
+    }
+
+    fn fill_and_iterate(&mut self, keys: usize, out: &mut Vec<u32>, fill: impl FnOnce(&mut Self)) {
         out.clear();
         self.nodes.clear();
-        self.nodes.reserve(hashes.len());
-        for &h in hashes {
-            self.put(h);
-        }
-        out.reserve(hashes.len());
+        self.nodes.reserve(keys);
+        fill(self);
+        out.reserve(keys);
         for bin in self.bins.iter_mut() {
             let mut e = *bin;
             while e != NONE {
@@ -138,6 +161,38 @@ impl JavaHashMapOrder {
         }
         if self.nodes.len() > self.threshold {
             self.resize();
+        }
+    }
+
+    /// `HashMap.computeIfAbsent` of key `key` (index into `hashes`): keys
+    /// below the map's size are present.
+    fn compute_if_absent(&mut self, key: u32, hashes: &[i32]) {
+        if self.bins.is_empty() || self.nodes.len() > self.threshold {
+            self.resize();
+        }
+        let x = self.nodes.len() as u32;
+        if key < x {
+            return;
+        }
+        debug_assert_eq!(key, x, "keys first appear in index order");
+        let hash = spread(hashes[key as usize]);
+        self.nodes.push(Node::new(hash));
+        let idx = hash as u32 as usize & self.mask();
+        let head = self.bins[idx];
+        if head != NONE && self.nodes[head as usize].tree {
+            self.put_tree_val(idx, x);
+            return;
+        }
+        let mut bin_count = 0usize;
+        let mut e = head;
+        while e != NONE {
+            bin_count += 1;
+            e = self.nodes[e as usize].next;
+        }
+        self.nodes[x as usize].next = head;
+        self.bins[idx] = x;
+        if bin_count >= TREEIFY_THRESHOLD - 1 {
+            self.treeify_bin(hash);
         }
     }
 
@@ -523,6 +578,16 @@ pub fn java_hash_map_order(hashes: &[i32]) -> Vec<u32> {
     out
 }
 
+/// The order in which a fresh `java.util.HashMap` written by
+/// `computeIfAbsent` calls iterates its keys: call `i` is for key
+/// `calls[i]`, an index into `hashes` (the keys' `hashCode()`s), and keys
+/// first appear in index order. Returns indexes into `hashes`.
+pub fn java_compute_if_absent_order(calls: &[u32], hashes: &[i32]) -> Vec<u32> {
+    let mut out = Vec::new();
+    JavaHashMapOrder::new().compute_if_absent_order(calls, hashes, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -568,5 +633,65 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(sorted, (0..40).collect::<Vec<u32>>());
         assert!(map.capacity() >= 64);
+    }
+
+    /// Oracles from JDK 17's `HashMap.computeIfAbsent` (jshell, keys with
+    /// the given `hashCode()`s, inserted in order).
+    #[test]
+    fn compute_if_absent_links_at_the_head_and_resizes_late() {
+        let ids =
+            |text: &str| -> Vec<u32> { text.split(',').map(|i| i.parse().unwrap()).collect() };
+        let once = |hashes: &[i32]| {
+            let calls: Vec<u32> = (0..hashes.len() as u32).collect();
+            java_compute_if_absent_order(&calls, hashes)
+        };
+        assert_eq!(once(&[3, 1, 17, 2, 33, 49]), ids("5,4,2,1,3,0"));
+        // 13 keys in bucket 1: 12 fit before the resize to 32 (put resizes
+        // at the 13th), then split into buckets 1 and 17.
+        let b: Vec<i32> = (0..13).map(|i| i * 16 + 1).collect();
+        assert_eq!(once(&b), ids("12,10,8,6,4,2,0,11,9,7,5,3,1"));
+        // One bucket until 64 buckets, then treeified.
+        let c: Vec<i32> = (0..40).map(|i| (i << 20) | 5).collect();
+        assert_eq!(
+            once(&c),
+            ids("16,28,32,36,24,20,12,8,4,0,17,29,33,37,25,21,13,9,5,1,18,30,34,38,26,22,14,10,6,2,\
+                 19,31,35,39,27,23,15,11,7,3")
+        );
+        let d: Vec<i32> = (0..12).map(|i| i * 32 + 7).collect();
+        assert_eq!(once(&d), ids("10,8,6,4,2,0,11,9,7,5,3,1"));
+        let mut x: i64 = 88172645463325252;
+        let e: Vec<i32> = (0..200)
+            .map(|_| {
+                x ^= x.wrapping_shl(13);
+                x ^= ((x as u64) >> 7) as i64;
+                x ^= x.wrapping_shl(17);
+                x as i32
+            })
+            .collect();
+        // A call for a present key resizes a map above its threshold too:
+        // 13 keys stay in 16 buckets until the 14th call, for key 0.
+        let thirteen = [
+            -152261642,
+            365807110,
+            140694607,
+            377968933,
+            -783655856,
+            498361647,
+            -238704728,
+            317349468,
+            393080983,
+            -2001824501,
+            1653061406,
+            -460315287,
+            1643190004,
+        ];
+        assert_eq!(once(&thirteen), ids("3,12,9,7,11,10,8,4,0,5,1,6,2"));
+        let mut again: Vec<u32> = (0..13).collect();
+        again.push(0);
+        assert_eq!(
+            java_compute_if_absent_order(&again, &thirteen),
+            ids("3,12,9,1,6,2,7,11,10,8,4,0,5")
+        );
+        assert_eq!(once(&e), ids("80,69,53,9,12,75,110,72,143,186,124,105,184,82,90,78,165,58,61,118,87,79,135,5,45,25,139,6,158,70,122,164,114,104,142,68,128,196,194,94,167,0,7,13,20,52,38,22,99,59,172,176,123,50,85,199,49,86,47,138,134,4,83,175,101,192,71,121,116,67,62,41,190,168,19,140,65,166,131,146,3,193,197,63,16,17,73,42,148,113,106,60,51,15,174,96,36,177,117,57,183,144,169,187,81,77,149,132,37,43,180,198,109,32,76,30,107,108,35,102,150,178,152,147,136,160,159,156,24,111,185,120,66,162,54,115,21,44,119,89,130,84,188,26,2,195,91,137,93,14,56,97,23,33,145,31,171,181,40,133,112,155,8,29,191,126,153,1,92,163,27,34,125,64,157,189,11,18,28,173,48,95,103,46,182,129,10,151,127,100,161,141,88,74,98,55,39,179,170,154"));
     }
 }

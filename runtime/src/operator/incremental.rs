@@ -6,7 +6,8 @@
 //! - `addInput` merges each partial key's incoming partials on the heap
 //!   (the global phase's bundle accumulators, [`GroupAggOperator::process_global`]);
 //! - `finishBundle` groups the bundle's partial keys by final key (a fresh
-//!   `HashMap` filled in the bundle map's iteration order), and per final
+//!   `HashMap` filled by `computeIfAbsent` in the bundle map's iteration
+//!   order; each final key's `accMap` by `put`), and per final
 //!   key resets the accumulators and merges each partial key's bundle
 //!   accumulator in its `accMap`'s iteration order: a DISTINCT call
 //!   through the partial key's view in state (Flink's state-backed view,
@@ -30,7 +31,7 @@ use super::views::own_partials;
 use super::GroupAggOperator;
 use crate::accumulator::GroupAccumulator;
 use crate::error::{AggError, Result};
-use crate::flink_key::java_hash_map_order;
+use crate::flink_key::{java_compute_if_absent_order, java_hash_map_order};
 use crate::group_table::GroupTable;
 use crate::plan::{AggCall, AggPlan};
 use crate::types::RowKind;
@@ -117,9 +118,9 @@ impl FinalLevel {
             .intern(&final_keys, partial_hashes.len(), &mut ids);
         self.ids = ids;
         interned?;
-        // Ids are in order of first appearance, the order `computeIfAbsent`
-        // inserts the final keys.
-        let final_order = java_hash_map_order(self.table.key_hashes());
+        // Flink calls `computeIfAbsent` once per partial key, in the bundle
+        // map's order; ids are in order of first appearance.
+        let final_order = java_compute_if_absent_order(&self.ids, self.table.key_hashes());
         let mut members: Vec<Vec<u32>> = vec![Vec::new(); self.table.len()];
         for (pos, &f) in self.ids.iter().enumerate() {
             members[f as usize].push(pos as u32);

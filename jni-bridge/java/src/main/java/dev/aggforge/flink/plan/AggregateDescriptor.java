@@ -24,7 +24,7 @@ import java.util.stream.Collectors;
  *
  * <pre>
  * node=GroupAggregate(groupBy=[k], select=[k, MIN(v) AS EXPR$1])
- * phase=single                  single | local | global
+ * phase=single                  single | local | global | incremental
  * input=insert_only             insert_only | retracting (the original input, also for global)
  * emission=immediate            immediate | mini_batch
  * mini_batch_size=0             table.exec.mini-batch.size when mini-batch is on, else 0
@@ -46,6 +46,8 @@ import java.util.stream.Collectors;
  * call.0.retraction=false       the call must support retract (Flink's aggCallNeedRetractions)
  * views=0,2:5;1:6               two-phase DISTINCT views (Flink's DistinctInfos): the calls sharing
  *                               each, then its input column (global) or -1 (local)
+ * final_key=0                   incremental: the positions, among the keys, of the final level's
+ *                               keys (the output's keys); empty otherwise
  * unsupported=                  empty when the Java side can hand the operator over, else why not
  * </pre>
  *
@@ -53,7 +55,7 @@ import java.util.stream.Collectors;
  * runtime/src/plan.rs), which carries a subset of these fields.
  *
  * @param node Flink's description of the physical node (as EXPLAIN prints it)
- * @param phase single, local or global
+ * @param phase single, local, global or incremental
  * @param input whether the aggregated input holds retractions
  * @param emission per row or per bundle
  * @param miniBatchSize bundle size (rows) with mini-batch on, else 0
@@ -68,6 +70,8 @@ import java.util.stream.Collectors;
  * @param calls the aggregate calls in output order
  * @param views two-phase plans: the DISTINCT views, each shared by the DISTINCT calls over one
  *     argument (Flink's DistinctInfo); empty otherwise
+ * @param finalKey incremental phase: the positions among {@code keyColumns} of the final level's
+ *     keys; empty otherwise
  * @param unsupported empty, or why the Java side cannot hand this operator to the runtime
  */
 public record AggregateDescriptor(
@@ -85,6 +89,7 @@ public record AggregateDescriptor(
         int countStarColumn,
         List<Call> calls,
         List<View> views,
+        List<Integer> finalKey,
         String unsupported) {
 
     /** Wire format version of {@link #toPlanJson(long, int)}. */
@@ -102,6 +107,7 @@ public record AggregateDescriptor(
         outputTypes = List.copyOf(outputTypes);
         calls = List.copyOf(calls);
         views = List.copyOf(views);
+        finalKey = List.copyOf(finalKey);
         Objects.requireNonNull(unsupported);
         if (keyColumns.size() != keyTypes.size()) {
             throw new IllegalArgumentException(
@@ -116,11 +122,22 @@ public record AggregateDescriptor(
         /** Pre-aggregates each bundle before the shuffle; stateless, emits partials. */
         LOCAL,
         /** Merges partials after the shuffle; stateful, emits the changelog. */
-        GLOBAL;
+        GLOBAL,
+        /**
+         * Split-distinct in mini-batch mode (Flink's IncrementalGroupAggregate): the partial
+         * level's global phase fused with the final level's local phase; merges partials, keeps
+         * the DISTINCT views in state, emits the final level's partials.
+         */
+        INCREMENTAL;
 
         /** The wire spelling. */
         public String wire() {
             return name().toLowerCase();
+        }
+
+        /** Whether the operator's input is partials (global and incremental phases). */
+        public boolean mergesPartials() {
+            return this == GLOBAL || this == INCREMENTAL;
         }
     }
 
@@ -236,6 +253,7 @@ public record AggregateDescriptor(
                 views.stream()
                         .map(v -> joinInts(v.calls()).replace(';', ',') + ":" + v.column())
                         .collect(Collectors.joining(";")));
+        line(text, "final_key", joinInts(finalKey));
         line(text, "unsupported", unsupported.replace('\n', ' '));
         return text.toString();
     }
@@ -286,6 +304,7 @@ public record AggregateDescriptor(
                 parseInt(values, "count_star_column"),
                 calls,
                 parseViews(get(values, "views")),
+                splitInts(values.getOrDefault("final_key", "")),
                 get(values, "unsupported"));
     }
 
@@ -295,7 +314,8 @@ public record AggregateDescriptor(
      * The native runtime's plan (wire format version 1: {@code version, key_columns, key_types,
      * calls[function, args, arg_types, distinct, filter, result_type], phase, input, emission,
      * generate_update_before, state_ttl_ms, memory_budget_bytes, max_parallelism}). The global
-     * phase sends no FILTER (the local phase applied it). The runtime refuses a call whose
+     * phase sends no FILTER (the local phase applied it); the incremental phase is a global phase
+     * with {@code final_key}. The runtime refuses a call whose
      * specialization's result has another Arrow type than {@code result_type}.
      */
     public String toPlanJson(long memoryBudgetBytes, int maxParallelism) {
@@ -315,19 +335,20 @@ public record AggregateDescriptor(
                     .append(",\"distinct\":")
                     .append(call.distinct())
                     .append(",\"filter\":")
-                    .append(call.filter() < 0 || phase == Phase.GLOBAL ? "null" : call.filter())
+                    .append(call.filter() < 0 || phase.mergesPartials() ? "null" : call.filter())
                     .append(",\"result_type\":")
                     .append(quote(call.resultType()))
                     .append('}');
         }
-        json.append("],\"phase\":").append(quote(phase.wire()));
+        json.append("],\"phase\":")
+                .append(quote(phase == Phase.INCREMENTAL ? Phase.GLOBAL.wire() : phase.wire()));
         json.append(",\"input\":").append(quote(input.wire()));
         json.append(",\"emission\":").append(quote(emission.wire()));
         json.append(",\"generate_update_before\":").append(generateUpdateBefore);
         json.append(",\"state_ttl_ms\":").append(stateTtlMs);
         json.append(",\"memory_budget_bytes\":").append(memoryBudgetBytes);
         json.append(",\"max_parallelism\":").append(maxParallelism);
-        if (phase == Phase.GLOBAL && input == InputMode.RETRACTING && countStarColumn >= 0) {
+        if (phase.mergesPartials() && input == InputMode.RETRACTING && countStarColumn >= 0) {
             json.append(",\"count_star_column\":").append(countStarColumn);
         }
         if (phase != Phase.SINGLE && !views.isEmpty()) {
@@ -338,12 +359,17 @@ public record AggregateDescriptor(
                         .append("{\"calls\":[")
                         .append(joinInts(view.calls()).replace(';', ','))
                         .append(']');
-                if (phase == Phase.GLOBAL) {
+                if (phase.mergesPartials()) {
                     json.append(",\"column\":").append(view.column());
                 }
                 json.append('}');
             }
             json.append(']');
+        }
+        if (phase == Phase.INCREMENTAL) {
+            json.append(",\"final_key\":[")
+                    .append(joinInts(finalKey).replace(';', ','))
+                    .append(']');
         }
         return json.append('}').toString();
     }

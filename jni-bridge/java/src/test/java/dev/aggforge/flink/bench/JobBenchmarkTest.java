@@ -73,10 +73,10 @@ import dev.aggforge.flink.AggforgeOptions;
 class JobBenchmarkTest {
 
     private static final Pattern NATIVE_NODE =
-            Pattern.compile("\\bAggforge(Local|Global)?GroupAggregate\\(");
+            Pattern.compile("\\bAggforge(Local|Global|Incremental)?GroupAggregate\\(");
     /** A stock group aggregate node (the Aggforge names have no word boundary before these). */
     private static final Pattern STOCK_NODE =
-            Pattern.compile("\\b(Local|Global|IncrementalGroup)?GroupAggregate\\(");
+            Pattern.compile("\\b(Local|Global|Incremental)?GroupAggregate\\(");
 
     /** One benchmark case: a query over one generated table under one plan shape. */
     private static final class Workload {

@@ -47,7 +47,7 @@ class DemoJobTest {
     private static final String SQL =
             "SELECT k, MIN(d), MAX(d), COUNT(*), SUM(x), AVG(x) FROM t GROUP BY k";
     private static final Pattern NATIVE_NODE =
-            Pattern.compile("\\bAggforge(Local|Global)?GroupAggregate\\(");
+            Pattern.compile("\\bAggforge(Local|Global|Incremental)?GroupAggregate\\(");
     private static final int SHOWN_KEYS = 8;
 
     @Test

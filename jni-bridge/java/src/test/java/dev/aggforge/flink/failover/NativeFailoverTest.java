@@ -333,10 +333,10 @@ class NativeFailoverTest {
 
     /** EXPLAIN names {@code operators} native aggregates and no stock one. */
     private static void assertNativePlan(String plan, int operators) {
-        int nativeNodes = plan.split("\\bAggforge(Local|Global)?GroupAggregate\\(", -1).length - 1;
+        int nativeNodes = plan.split("\\bAggforge(Local|Global|Incremental)?GroupAggregate\\(", -1).length - 1;
         // EXPLAIN prints the physical plan and the execution plan: each node twice.
         assertEquals(2 * operators, nativeNodes, plan);
-        int stockNodes = plan.split("\\b(Local|Global)?GroupAggregate\\(", -1).length - 1;
+        int stockNodes = plan.split("\\b(Local|Global|Incremental)?GroupAggregate\\(", -1).length - 1;
         assertEquals(0, stockNodes, plan);
     }
 }

@@ -44,7 +44,7 @@ final class NativeParity {
         Changelog expected = SqlHarness.run(options, sql, inputs);
         RunOptions hooked = withAggforge(options);
         String plan = SqlHarness.explain(hooked, sql, inputs);
-        int replaced = plan.split("\\bAggforge(Local|Global)?GroupAggregate\\(", -1).length - 1;
+        int replaced = plan.split("\\bAggforge(Local|Global|Incremental)?GroupAggregate\\(", -1).length - 1;
         // EXPLAIN prints the physical plan and the execution plan: each node twice.
         assertEquals(2 * nativeOperators, replaced, plan);
         long rowsBefore = NativeGroupAggOperator.ROWS.get();

@@ -30,14 +30,17 @@ class AggregateDescriptorTest {
                 List.of("VARCHAR(2147483647)", "DECIMAL(20, 3)"),
                 List.of("VARCHAR(2147483647)", "DOUBLE", "DECIMAL(20, 3)", "BOOLEAN"),
                 List.of("VARCHAR(2147483647)", "DECIMAL(20, 3)", "DECIMAL(38, 3)", "BIGINT"),
-                phase == Phase.GLOBAL ? 5 : -1,
+                phase.mergesPartials() ? 5 : -1,
                 List.of(
                         new Call("SUM", List.of(2), List.of("DECIMAL(20, 3)"), false, 3, "DECIMAL(38, 3)", true),
                         new Call("COUNT_STAR", List.of(), List.of(), false, -1, "BIGINT", false),
                         new Call("AVG", List.of(3, 4), List.of("DOUBLE"), true, -1, "DOUBLE", true)),
                 phase == Phase.SINGLE
                         ? List.of()
-                        : List.of(new AggregateDescriptor.View(List.of(2), phase == Phase.GLOBAL ? 6 : -1)),
+                        : List.of(
+                                new AggregateDescriptor.View(
+                                        List.of(2), phase.mergesPartials() ? 6 : -1)),
+                phase == Phase.INCREMENTAL ? List.of(0) : List.of(),
                 "");
     }
 
@@ -90,6 +93,13 @@ class AggregateDescriptorTest {
         // Two-phase DISTINCT views: the global phase names each view's column.
         assertTrue(sample(Phase.GLOBAL).toPlanJson(1, 1).endsWith(",\"views\":[{\"calls\":[2],\"column\":6}]}"));
         assertTrue(sample(Phase.LOCAL).toPlanJson(1, 1).endsWith(",\"views\":[{\"calls\":[2]}]}"));
+        // The incremental phase is a global phase with the final level's keys.
+        String incremental = sample(Phase.INCREMENTAL).toPlanJson(1, 1);
+        assertTrue(incremental.contains("\"phase\":\"global\""), incremental);
+        assertTrue(
+                incremental.endsWith(
+                        ",\"views\":[{\"calls\":[2],\"column\":6}],\"final_key\":[0]}"),
+                incremental);
         assertFalse(sample(Phase.SINGLE).toPlanJson(1, 1).contains("views"));
     }
 
@@ -100,6 +110,7 @@ class AggregateDescriptorTest {
                 () ->
                         new AggregateDescriptor(
                                 "n", Phase.SINGLE, InputMode.INSERT_ONLY, Emission.IMMEDIATE, 0, true, 0,
-                                List.of(0), List.of(), List.of(), List.of(), -1, List.of(), List.of(), ""));
+                                List.of(0), List.of(), List.of(), List.of(), -1, List.of(), List.of(), List.of(),
+                                ""));
     }
 }

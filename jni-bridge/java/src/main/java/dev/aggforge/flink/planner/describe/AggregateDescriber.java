@@ -48,6 +48,8 @@ public final class AggregateDescriber {
                 return local(agg, input, config, typeFactory);
             case GLOBAL:
                 return global(agg, input, config, typeFactory);
+            case INCREMENTAL:
+                return incremental(agg, input, config, typeFactory);
             default:
                 return single(agg, input, config);
         }
@@ -64,6 +66,7 @@ public final class AggregateDescriber {
                 stateTtl(agg, config),
                 inputCalls(input, agg),
                 -1,
+                List.of(),
                 List.of(),
                 config,
                 new ArrayList<>());
@@ -93,6 +96,7 @@ public final class AggregateDescriber {
                 inputCalls(input, agg),
                 countStarPartial(infos, agg.grouping().length),
                 views(infos, -1, reasons),
+                List.of(),
                 config,
                 reasons);
     }
@@ -112,21 +116,82 @@ public final class AggregateDescriber {
                         Option.apply((Object) agg.indexOfCountStar()),
                         false,
                         true);
+        List<String> reasons = new ArrayList<>();
+        checkPartials(input, agg.grouping().length, reasons);
+        Partials partials = partials(agg, infos);
+        // The DISTINCT views follow every AggregateInfo's accumulator fields.
+        return build(
+                agg,
+                input,
+                true,
+                agg.generateUpdateBefore(),
+                stateTtl(agg, config),
+                partials.calls(),
+                partials.countStarColumn(),
+                views(infos, partials.end(), reasons),
+                List.of(),
+                config,
+                reasons);
+    }
+
+    /**
+     * Flink's IncrementalGroupAggregate: its input is the partial level's local partials (Flink's
+     * partialLocalAggInfoList, views on the heap), its output the same accumulators without the
+     * views, keyed by the final level's keys.
+     */
+    private static AggregateDescriptor incremental(
+            StockAggregate agg, RowType input, ExecNodeConfig config, FlinkTypeFactory typeFactory) {
+        AggregateInfoList infos =
+                AggregateUtil.transformToStreamAggregateInfoList(
+                        typeFactory,
+                        agg.localAggInputRowType(),
+                        JavaScalaConversionUtil.toScala(agg.calls()),
+                        agg.retractions(),
+                        agg.needRetraction(),
+                        false,
+                        true);
+        List<String> reasons = new ArrayList<>();
+        checkPartials(input, agg.grouping().length, reasons);
+        Partials partials = partials(agg, infos);
+        List<Integer> finalKey = new ArrayList<>();
+        for (int position : agg.finalGrouping()) {
+            finalKey.add(position);
+        }
+        return build(
+                agg,
+                input,
+                true,
+                false,
+                stateTtl(agg, config),
+                partials.calls(),
+                partials.countStarColumn(),
+                views(infos, partials.end(), reasons),
+                finalKey,
+                config,
+                reasons);
+    }
+
+    /**
+     * A partial-merging phase's calls over its input: the keys first, then each AggregateInfo's
+     * accumulator fields in order (an inserted record-counting COUNT(*) is no call, its column is
+     * {@code countStarColumn}); {@code end} is the column after them (the first view's).
+     */
+    private record Partials(List<AggregateDescriptor.Call> calls, int countStarColumn, int end) {}
+
+    private static Partials partials(StockAggregate agg, AggregateInfoList infos) {
+        List<AggregateCall> calls = agg.calls();
         AggregateInfo[] aggInfos = infos.aggInfos();
         int countStarIndex =
                 infos.indexOfCountStar().isDefined() ? (Integer) infos.indexOfCountStar().get() : -1;
-        List<String> reasons = new ArrayList<>();
-        checkPartials(input, agg.grouping().length, reasons);
-        // Partial columns: the keys first, then each AggregateInfo's accumulator fields in order.
         List<AggregateDescriptor.Call> described = new ArrayList<>();
         int offset = agg.grouping().length;
         int countStarColumn = -1;
         int callIndex = 0;
         for (int i = 0; i < aggInfos.length; i++) {
             int width = aggInfos[i].externalAccTypes().length;
-            List<Integer> partials = new ArrayList<>(width);
+            List<Integer> columns = new ArrayList<>(width);
             for (int j = 0; j < width; j++) {
-                partials.add(offset + j);
+                columns.add(offset + j);
             }
             if (i == countStarIndex) {
                 countStarColumn = offset;
@@ -136,28 +201,17 @@ public final class AggregateDescriber {
                 described.add(
                         new AggregateDescriptor.Call(
                                 functionName(call),
-                                partials,
-                                argTypes(originalInput, call),
+                                columns,
+                                argTypes(agg.localAggInputRowType(), call),
                                 call.isDistinct(),
                                 -1,
                                 typeText(FlinkTypeFactory.toLogicalType(call.getType())),
-                                retractions[callIndex]));
+                                agg.retractions()[callIndex]));
                 callIndex++;
             }
             offset += width;
         }
-        // The DISTINCT views follow every AggregateInfo's accumulator fields.
-        return build(
-                agg,
-                input,
-                true,
-                agg.generateUpdateBefore(),
-                stateTtl(agg, config),
-                described,
-                countStarColumn,
-                views(infos, offset, reasons),
-                config,
-                reasons);
+        return new Partials(described, countStarColumn, offset);
     }
 
     private static AggregateDescriptor build(
@@ -169,6 +223,7 @@ public final class AggregateDescriber {
             List<AggregateDescriptor.Call> calls,
             int countStarColumn,
             List<AggregateDescriptor.View> views,
+            List<Integer> finalKey,
             ReadableConfig config,
             List<String> reasons) {
         AggregateDescriptor.Phase phase = agg.phase();
@@ -183,7 +238,7 @@ public final class AggregateDescriber {
                 reasons.add("key column " + key + " has type " + type.asSummaryString());
             }
         }
-        if (phase != AggregateDescriptor.Phase.GLOBAL) {
+        if (!phase.mergesPartials()) {
             for (AggregateDescriptor.Call call : calls) {
                 for (int arg : call.args()) {
                     LogicalType type = input.getTypeAt(arg);
@@ -233,6 +288,7 @@ public final class AggregateDescriber {
                 countStarColumn,
                 calls,
                 views,
+                finalKey,
                 String.join("; ", reasons));
     }
 

@@ -10,6 +10,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.exec.StateMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecGroupAggregate;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecIncrementalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
 import org.apache.flink.table.types.logical.RowType;
 
@@ -17,20 +18,24 @@ import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
 
 /**
  * What one of Flink's own group-aggregate exec nodes ({@link StreamExecGroupAggregate}, {@link
- * StreamExecLocalGroupAggregate}, {@link StreamExecGlobalGroupAggregate}) holds: the fields its
+ * StreamExecLocalGroupAggregate}, {@link StreamExecGlobalGroupAggregate}, {@link
+ * StreamExecIncrementalGroupAggregate}) holds: the fields its
  * own translation reads. Both ways a plan reaches aggforge go through it: the optimizer hook
  * translates a physical node to its stock exec node first, and a plan compiled on stock Flink
  * holds the exec nodes themselves. The nodes keep these fields private (the same names in Flink
  * 1.20, 2.2 and 2.3), so they are read reflectively.
  *
- * @param phase single, local or global
+ * @param phase single, local, global or incremental
  * @param description the node's description (as EXPLAIN prints it)
- * @param grouping input fields of the group keys
+ * @param grouping input fields of the group keys (incremental: the partial level's)
+ * @param finalGrouping incremental: the positions among the group keys of the final level's keys,
+ *     else null
  * @param calls the aggregate calls in output order
  * @param retractions per call: whether it must retract (Flink's aggCallNeedRetractions)
  * @param needRetraction whether the (original) input holds retractions
  * @param generateUpdateBefore whether -U rows are emitted (false for local)
- * @param localAggInputRowType global phase: the local phase's input row, else null
+ * @param localAggInputRowType global and incremental phases: the local phase's input row, else
+ *     null
  * @param indexOfCountStar global phase: the record-counting COUNT(*) among the partials, or null
  * @param stateMetadata the node's state metadata (TTL), or null
  * @param outputType the node's output row
@@ -39,6 +44,7 @@ public record StockAggregate(
         Phase phase,
         String description,
         int[] grouping,
+        int[] finalGrouping,
         List<AggregateCall> calls,
         boolean[] retractions,
         boolean needRetraction,
@@ -57,6 +63,8 @@ public record StockAggregate(
             phase = Phase.LOCAL;
         } else if (node instanceof StreamExecGlobalGroupAggregate) {
             phase = Phase.GLOBAL;
+        } else if (node instanceof StreamExecIncrementalGroupAggregate) {
+            return Optional.of(incremental(node));
         } else {
             return Optional.empty();
         }
@@ -69,6 +77,7 @@ public record StockAggregate(
                         phase,
                         node.getDescription(),
                         field(node, "grouping", int[].class),
+                        null,
                         Arrays.asList(field(node, "aggCalls", AggregateCall[].class)),
                         field(node, "aggCallNeedRetractions", boolean[].class),
                         field(node, "needRetraction", Boolean.class),
@@ -77,6 +86,25 @@ public record StockAggregate(
                         global ? field(node, "indexOfCountStar", Integer.class) : null,
                         state,
                         (RowType) node.getOutputType()));
+    }
+
+    /** The fields of an incremental aggregate's exec node. */
+    private static StockAggregate incremental(ExecNode<?> node) {
+        @SuppressWarnings("unchecked")
+        List<StateMetadata> state = field(node, "stateMetadataList", List.class);
+        return new StockAggregate(
+                Phase.INCREMENTAL,
+                node.getDescription(),
+                field(node, "partialAggGrouping", int[].class),
+                field(node, "finalAggGrouping", int[].class),
+                Arrays.asList(field(node, "partialOriginalAggCalls", AggregateCall[].class)),
+                field(node, "partialAggCallNeedRetractions", boolean[].class),
+                field(node, "partialAggNeedRetraction", Boolean.class),
+                false,
+                field(node, "partialLocalAggInputType", RowType.class),
+                null,
+                state,
+                (RowType) node.getOutputType());
     }
 
     /** Reads a field a Flink node declares (or inherits) without an accessor. */

@@ -13,6 +13,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalIncrementalGroupAggregate;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalGroupAggregate;
 import org.apache.flink.table.types.logical.RowType;
 import org.slf4j.Logger;
@@ -50,7 +51,8 @@ public final class NativeRewrite {
     public static boolean replaceable(RelNode node) {
         return node instanceof StreamPhysicalGroupAggregate
                 || node instanceof StreamPhysicalLocalGroupAggregate
-                || node instanceof StreamPhysicalGlobalGroupAggregate;
+                || node instanceof StreamPhysicalGlobalGroupAggregate
+                || node instanceof StreamPhysicalIncrementalGroupAggregate;
     }
 
     /**
@@ -69,6 +71,10 @@ public final class NativeRewrite {
         if (node instanceof StreamPhysicalGlobalGroupAggregate global) {
             return new StreamPhysicalAggforgeGlobalGroupAggregate(
                     global, node.getTraitSet(), input, decision);
+        }
+        if (node instanceof StreamPhysicalIncrementalGroupAggregate incremental) {
+            return new StreamPhysicalAggforgeIncrementalGroupAggregate(
+                    incremental, node.getTraitSet(), input, decision);
         }
         throw new IllegalArgumentException("unknown aggregate node " + node.getClass().getName());
     }
@@ -120,7 +126,7 @@ public final class NativeRewrite {
         }
         int[] columns = usedColumns(descriptor);
         boolean withRowKind =
-                descriptor.input() == InputMode.RETRACTING && descriptor.phase() != Phase.GLOBAL;
+                descriptor.input() == InputMode.RETRACTING && !descriptor.phase().mergesPartials();
         try {
             RowDataToArrow.schemaFor(inputType, columns, withRowKind);
             for (int i = 0; i < outputType.getFieldCount(); i++) {
@@ -158,6 +164,7 @@ public final class NativeRewrite {
             case LOCAL:
                 return NativeOperatorSpec.Mode.LOCAL;
             case GLOBAL:
+            case INCREMENTAL:
                 return NativeOperatorSpec.Mode.GLOBAL;
             default:
                 return descriptor.emission() == AggregateDescriptor.Emission.MINI_BATCH
@@ -175,10 +182,10 @@ public final class NativeRewrite {
                 used.add(call.filter());
             }
         }
-        if (descriptor.phase() == Phase.GLOBAL && descriptor.countStarColumn() >= 0) {
+        if (descriptor.phase().mergesPartials() && descriptor.countStarColumn() >= 0) {
             used.add(descriptor.countStarColumn());
         }
-        if (descriptor.phase() == Phase.GLOBAL) {
+        if (descriptor.phase().mergesPartials()) {
             for (AggregateDescriptor.View view : descriptor.views()) {
                 used.add(view.column());
             }
@@ -205,10 +212,10 @@ public final class NativeRewrite {
             views.add(
                     new AggregateDescriptor.View(
                             view.calls(),
-                            d.phase() == Phase.GLOBAL ? position(columns, view.column()) : -1));
+                            d.phase().mergesPartials() ? position(columns, view.column()) : -1));
         }
         int countStar =
-                d.phase() == Phase.GLOBAL && d.countStarColumn() >= 0
+                d.phase().mergesPartials() && d.countStarColumn() >= 0
                         ? position(columns, d.countStarColumn())
                         : d.countStarColumn();
         return new AggregateDescriptor(
@@ -226,6 +233,7 @@ public final class NativeRewrite {
                 countStar,
                 calls,
                 views,
+                d.finalKey(),
                 d.unsupported());
     }
 
