@@ -107,6 +107,13 @@ class NativeFailoverTest {
                     .withConfig("table.exec.mini-batch.allow-latency", "100 ms")
                     .withAggPhase("TWO_PHASE");
 
+    /**
+     * Nexmark's configuration: split-distinct in two-phase mini-batch plans, whose incremental
+     * aggregate keeps the DISTINCT views in state by partial key (keys and hash buckets).
+     */
+    private static final RunOptions SPLIT_DISTINCT =
+            TWO_PHASE.withConfig("table.optimizer.distinct-agg.split.enabled", "true");
+
     private static final Map<String, List<String>> STOCK_TABLES = new HashMap<>();
 
     @Test
@@ -132,6 +139,16 @@ class NativeFailoverTest {
     @Test
     void distinctFailoverRestoresNativeState() throws Exception {
         failover(IMMEDIATE, DISTINCT_SQL, 1);
+    }
+
+    @Test
+    void splitDistinctFailoverRestoresNativeState() throws Exception {
+        failover(SPLIT_DISTINCT, DISTINCT_SQL, 3);
+    }
+
+    @Test
+    void splitDistinctSavepointRescalesTwoToOne(@TempDir Path savepoints) throws Exception {
+        rescale(SPLIT_DISTINCT, DISTINCT_SQL, 3, 2, 1, savepoints);
     }
 
     @Test

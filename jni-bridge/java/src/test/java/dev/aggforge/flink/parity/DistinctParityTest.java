@@ -39,7 +39,7 @@ class DistinctParityTest {
             ONE.withMiniBatch(64).withAggPhase("ONE_PHASE");
 
     /** Values folded to few per key (MOD), so a group sees each value many times. */
-    private static final InputTable T =
+    static final InputTable T =
             InputTable.generated(
                     "t",
                     4_000,
