@@ -18,9 +18,11 @@
 #   {count,avg}distinct-bigint-single, countdistinct-string-single, countdistinct-bigint-two,
 #   sumdistinct-double-{single,two}                  (two: the global folds in Java HashMap order)
 #                                                    COUNT/AVG(DISTINCT), 4096 values per key (BIGINT)
-#   nexmark-q{15,16,17}-{single,two}                 Nexmark q15-q17 over the Nexmark bid generator
+#   nexmark-q{15,16,17}-{single,two,split}           Nexmark q15-q17 over the Nexmark bid generator
+#                                                    (split: two with split-distinct, Nexmark's config)
 # "single" = ONE_PHASE, mini-batch off (immediate); "two" = TWO_PHASE, mini-batch
-# size 1024, allow-latency 1 s. The full matrix takes about 12 minutes on 2 cores (plus the build).
+# size 1024, allow-latency 1 s. The full matrix (29 workloads) takes several times the
+# 12 minutes its first 14 took on 2 cores (plus the build): pick with -Dbench.only.
 #
 # Needs: cargo (Rust), Java 17+, Maven. Maven builds the native library
 # (cargo build --release -p aggforge-jni; CARGO_TARGET_DIR is honoured).

@@ -24,8 +24,10 @@ import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 
+import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.arrow.ArrowToRowData;
 import dev.aggforge.flink.arrow.RowDataToArrow;
+import dev.aggforge.flink.nativelib.AggforgeNativeException;
 import dev.aggforge.flink.nativelib.ArrowAggregate;
 import dev.aggforge.flink.nativelib.NativeAggregate;
 
@@ -240,13 +242,35 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
             return;
         }
         aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
-        VectorSchemaRoot out = aggregate.process(transposer.finish());
+        VectorSchemaRoot out;
+        try {
+            out = aggregate.process(transposer.finish());
+        } catch (AggforgeNativeException e) {
+            throw named(e);
+        }
         // The native side is done with the batch once process returns.
         transposer.reset();
         ROWS.addAndGet(rows);
         metrics.batchIn(rows);
         emit(out);
         publishMetrics(false);
+    }
+
+    /**
+     * A native failure with the operator's name in front, and for the memory budget the option
+     * that sets it.
+     */
+    private AggforgeNativeException named(AggforgeNativeException e) {
+        String message = String.valueOf(e.getMessage());
+        String hint =
+                message.startsWith("memory budget exceeded")
+                        ? " (raise " + AggforgeOptions.MEMORY_BUDGET.key() + ")"
+                        : "";
+        AggforgeNativeException named =
+                new AggforgeNativeException(
+                        getOperatorConfig().getOperatorName() + ": " + message + hint);
+        named.initCause(e);
+        return named;
     }
 
     /** Flink's finishBundle (bundled modes), or just the pending rows (immediate). */
@@ -257,7 +281,13 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         handOver();
         if (spec.mode().bundled()) {
             aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
-            emit(aggregate.flush());
+            VectorSchemaRoot flushed;
+            try {
+                flushed = aggregate.flush();
+            } catch (AggforgeNativeException e) {
+                throw named(e);
+            }
+            emit(flushed);
             bundleCount = 0;
             publishMetrics(false);
         }

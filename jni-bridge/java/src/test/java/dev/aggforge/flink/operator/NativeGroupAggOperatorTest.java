@@ -1,6 +1,7 @@
 package dev.aggforge.flink.operator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -25,6 +26,7 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.junit.jupiter.api.Test;
 
+import dev.aggforge.flink.nativelib.AggforgeNativeException;
 import dev.aggforge.flink.nativelib.ArrowAggregate;
 import dev.aggforge.flink.nativelib.NativeAggregate;
 
@@ -113,6 +115,40 @@ class NativeGroupAggOperatorTest {
                 + ", "
                 + row.getLong(2)
                 + "]";
+    }
+
+    /** Over the budget the job fails with the operator's name and the option to raise. */
+    @Test
+    void overBudgetNamesTheOperatorAndTheOption() throws Exception {
+        String json = plan("immediate").replace("16777216", "2048");
+        String admission = ArrowAggregate.admit(json);
+        assertTrue(ArrowAggregate.isAdmitted(admission), admission);
+        NativeOperatorSpec spec =
+                new NativeOperatorSpec(
+                        json, INPUT, OUTPUT, new int[] {0, 1}, false, NativeOperatorSpec.Mode.IMMEDIATE,
+                        0, 4096, 50, admission);
+        var h = harness(spec, 1, 0);
+        try {
+            h.open();
+            AggforgeNativeException e =
+                    assertThrows(
+                            AggforgeNativeException.class,
+                            () -> {
+                                for (int k = 0; k < 3000; k++) {
+                                    h.processElement(row(k, (long) k));
+                                }
+                                h.processWatermark(new Watermark(1));
+                            });
+            assertTrue(e.getMessage().contains("memory budget exceeded"), e.getMessage());
+            assertTrue(e.getMessage().contains("table.exec.aggforge.memory-budget"), e.getMessage());
+            // The harness names no operator; a job's name is its EXPLAIN name.
+            String name = h.getOperator().getOperatorConfig().getOperatorName();
+            assertTrue(e.getMessage().startsWith(name + ": memory budget"), e.getMessage());
+        } finally {
+            // The failed rows are still pending: closing flushes them and fails again, as a
+            // failed task would not (Flink disposes it).
+            assertThrows(AggforgeNativeException.class, h::close);
+        }
     }
 
     @Test
