@@ -119,6 +119,13 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
     /// The partial columns (Flink layout) of each listed group.
     fn partials(&self, groups: &[u32]) -> Result<Vec<ArrayRef>>;
 
+    /// [`GroupAccumulator::partials`] without a DISTINCT call's view list:
+    /// the inner aggregate's own columns (the incremental aggregate's
+    /// output, Flink's `excludeAcc`).
+    fn result_partials(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        self.partials(groups)
+    }
+
     /// The state columns of each listed group, for snapshots.
     fn snapshot(&self, groups: &[u32]) -> Result<Vec<ArrayRef>>;
 

@@ -183,16 +183,16 @@ impl GroupAggOperator {
         let all_hashes = self.table.key_hashes();
         let hashes: Vec<i32> = groups.iter().map(|&g| all_hashes[g as usize]).collect();
         let (final_order, merge_order) = finals.group(&keys, &hashes)?;
-        let merge_rows = UInt32Array::from(merge_order.clone());
         let merge_ids: Vec<u32> = merge_order
             .iter()
             .map(|&p| finals.ids[p as usize])
             .collect();
+        let merge_rows = UInt32Array::from(merge_order);
         for c in 0..self.calls.len() {
             let bundle = self.bundle_accs[c].partials(&order)?;
             let folded = if self.in_view[c] {
                 self.accs[c].merge(&bundle, &groups)?;
-                let results = own_partials(self.accs[c].partials(&groups)?, true);
+                let results = self.accs[c].result_partials(&groups)?;
                 self.accs[c].clear_results(&groups);
                 results
             } else {

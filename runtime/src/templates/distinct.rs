@@ -506,6 +506,11 @@ where
         self.with_view_list(spec, groups, self.inner.partials(spec, groups)?)
     }
 
+    /// The inner state's partial columns alone.
+    fn result_partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        self.inner.partials(spec, groups)
+    }
+
     /// The inner state's snapshot columns, then the view.
     fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
         self.with_view_list(spec, groups, self.inner.snapshot(spec, groups)?)

@@ -130,6 +130,11 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef>;
     /// The partial columns of the listed groups.
     fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>>;
+    /// The aggregate's own partial columns, without a DISTINCT view's list
+    /// (the partials for a call that is not DISTINCT).
+    fn result_partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        self.partials(spec, groups)
+    }
     /// The snapshot columns of the listed groups (the partials unless the
     /// state holds more).
     fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
@@ -305,6 +310,10 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
 
     fn partials(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
         self.state.partials(&self.spec, groups)
+    }
+
+    fn result_partials(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        self.state.result_partials(&self.spec, groups)
     }
 
     fn snapshot(&self, groups: &[u32]) -> Result<Vec<ArrayRef>> {
