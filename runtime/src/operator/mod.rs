@@ -177,9 +177,11 @@ impl GroupAggOperator {
         let visible = plan.calls.len();
         let admissions = call_admissions(&plan, &admitted, &calls)?;
         let mut accs = create_accumulators(&admissions, &calls)?;
-        let shared = shared_views::share(&calls, &mut accs);
+        let shared = shared_views::share(&plan, &calls, &mut accs);
         let bundle_accs = if plan.phase == Phase::Global {
-            create_accumulators(&admissions, &calls)?
+            let mut bundle_accs = create_accumulators(&admissions, &calls)?;
+            shared_views::share(&plan, &calls, &mut bundle_accs);
+            bundle_accs
         } else {
             Vec::new()
         };

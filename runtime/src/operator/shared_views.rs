@@ -5,26 +5,39 @@
 
 use crate::accumulator::{BatchUpdate, DistinctRows, GroupAccumulator};
 use crate::error::Result;
-use crate::plan::AggCall;
+use crate::plan::{AggCall, AggPlan};
+use crate::types::Phase;
 
-/// Links the DISTINCT calls that read the same single argument column to
-/// one view each; returns the groups of calls sharing a view (two or more
-/// calls, in call order). Calls whose accumulators cannot share stay on
-/// views of their own.
-pub(super) fn share(calls: &[AggCall], accs: &mut [Box<dyn GroupAccumulator>]) -> Vec<Vec<usize>> {
-    let mut by_column: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (c, call) in calls.iter().enumerate() {
-        let [column] = call.args[..] else { continue };
-        if !call.distinct {
-            continue;
+/// Links the DISTINCT calls that share a view to one view each; returns
+/// the groups of calls sharing a view (two or more calls, in view order).
+/// Over raw rows (single and local phases) the calls that read the same
+/// single argument column share; in the global phase (and the incremental
+/// aggregate) the calls of each of the plan's views, whose partials arrive
+/// in one view column, share, call `i` of the view on the view's column
+/// `i`. Calls whose accumulators cannot share stay on views of their own.
+pub(super) fn share(
+    plan: &AggPlan,
+    calls: &[AggCall],
+    accs: &mut [Box<dyn GroupAccumulator>],
+) -> Vec<Vec<usize>> {
+    let groups: Vec<Vec<usize>> = if plan.phase == Phase::Global {
+        plan.views.iter().map(|view| view.calls.clone()).collect()
+    } else {
+        let mut by_column: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (c, call) in calls.iter().enumerate() {
+            let [column] = call.args[..] else { continue };
+            if !call.distinct {
+                continue;
+            }
+            match by_column.iter_mut().find(|(col, _)| *col == column) {
+                Some((_, group)) => group.push(c),
+                None => by_column.push((column, vec![c])),
+            }
         }
-        match by_column.iter_mut().find(|(col, _)| *col == column) {
-            Some((_, group)) => group.push(c),
-            None => by_column.push((column, vec![c])),
-        }
-    }
+        by_column.into_iter().map(|(_, group)| group).collect()
+    };
     let mut shared = Vec::new();
-    for (_, group) in by_column {
+    for group in groups {
         if group.len() < 2 {
             continue;
         }

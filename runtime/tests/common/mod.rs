@@ -162,8 +162,10 @@ pub fn two_phase_plans(single: &AggPlan) -> (AggPlan, AggPlan) {
         .iter()
         .map(|c| {
             let width = partial_width(&c.function, single.input);
+            // FILTER applies in the local phase only.
             let call = AggCall {
                 args: (next..next + width).collect(),
+                filter: None,
                 ..c.clone()
             };
             next += width;
