@@ -177,11 +177,15 @@ pub enum Function {
     Sum0,
     /// AVG(x)
     Avg,
+    /// FIRST_VALUE(x)
+    FirstValue,
+    /// LAST_VALUE(x)
+    LastValue,
 }
 
 impl Function {
     /// Every function, in listing order.
-    pub const ALL: [Function; 7] = [
+    pub const ALL: [Function; 9] = [
         Function::Min,
         Function::Max,
         Function::CountStar,
@@ -189,9 +193,12 @@ impl Function {
         Function::Sum,
         Function::Sum0,
         Function::Avg,
+        Function::FirstValue,
+        Function::LastValue,
     ];
 
-    /// Spec spelling: `MIN`, `MAX`, `COUNT_STAR`, `COUNT`, `SUM`, `SUM0`, `AVG`.
+    /// Spec spelling: `MIN`, `MAX`, `COUNT_STAR`, `COUNT`, `SUM`, `SUM0`, `AVG`,
+    /// `FIRST_VALUE`, `LAST_VALUE`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Function::Min => "MIN",
@@ -201,6 +208,8 @@ impl Function {
             Function::Sum => "SUM",
             Function::Sum0 => "SUM0",
             Function::Avg => "AVG",
+            Function::FirstValue => "FIRST_VALUE",
+            Function::LastValue => "LAST_VALUE",
         }
     }
 
@@ -241,11 +250,14 @@ pub enum StateTemplate {
     /// A counted multiset of values plus the extreme (MIN/MAX over
     /// retracting input, Flink's MinWithRetractAggFunction).
     CountedExtreme,
+    /// The first or last non-NULL value (insert-only FIRST_VALUE and
+    /// LAST_VALUE).
+    FirstLast,
 }
 
 impl StateTemplate {
     /// Every template.
-    pub const ALL: [StateTemplate; 8] = [
+    pub const ALL: [StateTemplate; 9] = [
         StateTemplate::RunningExtreme,
         StateTemplate::CountStar,
         StateTemplate::Count,
@@ -254,6 +266,7 @@ impl StateTemplate {
         StateTemplate::Avg,
         StateTemplate::SumRetract,
         StateTemplate::CountedExtreme,
+        StateTemplate::FirstLast,
     ];
 
     /// Spec spelling.
@@ -267,6 +280,7 @@ impl StateTemplate {
             StateTemplate::Avg => "avg",
             StateTemplate::SumRetract => "sum_retract",
             StateTemplate::CountedExtreme => "counted_extreme",
+            StateTemplate::FirstLast => "first_last",
         }
     }
 

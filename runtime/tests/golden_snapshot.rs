@@ -523,6 +523,59 @@ const CASES: &[Case] = &[
             &["0, a, 1969-12-31 23:59:59.999999998, true"],
         ],
     },
+    // first_last, immediate: bytes (string()), f64 (NaN and -0.0 are
+    // values like any other), bool, TIMESTAMP(9); NULLs never taken; key
+    // STRING.
+    Case {
+        name: "single_immediate_first_last",
+        mode: Immediate,
+        input: InsertOnly,
+        max_parallelism: 128,
+        keys: &["STRING"],
+        args: &["STRING", "DOUBLE", "BOOLEAN", "TIMESTAMP(9)"],
+        calls: "FIRST_VALUE(0), LAST_VALUE(0), FIRST_VALUE(1), LAST_VALUE(1), \
+                FIRST_VALUE(2), LAST_VALUE(2), FIRST_VALUE(3), LAST_VALUE(3)",
+        before: &[
+            &["a, pear, NaN, true, 2024-02-29 12:34:56.123456789;
+               b, NULL, NULL, NULL, NULL;
+               NULL, '', -0.0, false, 1969-12-31 23:59:59.999999999;
+               a, apple, 1.5, false, NULL"],
+            &["b, x, 0.0, true, 1970-01-01 00:00:00.000000001;
+               a, NULL, NULL, NULL, 2000-01-01 00:00:00"],
+        ],
+        after: &[&[
+            "a, zebra, -0.0, true, NULL; b, NULL, NaN, NULL, NULL",
+            "NULL, y, 2.5, true, 2262-04-11 23:47:16.854775807; new, n, NULL, false, NULL",
+        ]],
+    },
+    // first_last, mini-batch: i128 (DECIMAL(38, 4)), DATE (i32), f32,
+    // i64; the bundle folds rows in arrival order; key INT.
+    Case {
+        name: "single_minibatch_first_last",
+        mode: MiniBatch,
+        input: InsertOnly,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["DECIMAL(38, 4)", "DATE", "FLOAT", "BIGINT"],
+        calls: "FIRST_VALUE(0), LAST_VALUE(0), FIRST_VALUE(1), LAST_VALUE(1), \
+                FIRST_VALUE(2), LAST_VALUE(2), FIRST_VALUE(3), LAST_VALUE(3)",
+        before: &[
+            &[
+                "1, 1.0001, 2024-02-29, 1.5, 9223372036854775807;
+                 2, NULL, NULL, NULL, NULL;
+                 1, -2.0000, 1970-01-01, NaN, -1",
+                "2, 3.0000, 0001-01-01, -0.0, 0; NULL, 5.5000, 1969-12-31, 2.5, 7",
+            ],
+            &["1, NULL, NULL, NULL, NULL; 3, 9.9999, 2100-12-31, 0.0, -9223372036854775808"],
+        ],
+        after: &[
+            &[
+                "1, 4.0000, 2024-03-01, 4.25, 4; 2, NULL, 2000-01-01, NULL, NULL",
+                "2, -3.0000, NULL, 1.0, 2; 4, NULL, NULL, NULL, NULL",
+            ],
+            &["3, 9.9999, 2100-12-31, 0.0, -9223372036854775808"],
+        ],
+    },
 ];
 
 /// Writes the missing golden files of [`CASES`] (and the first golden),

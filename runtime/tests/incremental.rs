@@ -281,7 +281,7 @@ fn incremental_state_per_partial_key_is_small() {
     let mut next = xorshift(7);
     for chunk in 0..(keys / 10_000) {
         let rows = 10_000;
-        let mut columns: Vec<Vec<i32>> = vec![Vec::with_capacity(rows); 3];
+        let mut columns: Vec<Vec<i32>> = (0..3).map(|_| Vec::with_capacity(rows)).collect();
         let (mut bidder, mut auction) = (Vec::new(), Vec::new());
         let mut filters: Vec<Vec<bool>> = vec![Vec::new(); 3];
         for r in 0..rows {

@@ -199,7 +199,10 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
     let arg_type = input.data_type.clone();
     let result_type = out.data_type.clone();
     match entry.state {
-        StateTemplate::RunningExtreme | StateTemplate::Sum | StateTemplate::Sum0 => {
+        StateTemplate::RunningExtreme
+        | StateTemplate::Sum
+        | StateTemplate::Sum0
+        | StateTemplate::FirstLast => {
             match shape.partial.as_slice() {
                 [field] if field.ty == shape.result => {}
                 _ => {
@@ -331,6 +334,31 @@ fn slot_rule(
         let order = extreme_order(row, input)?;
         return Ok(quote! {
             crate::templates::running_extreme::RunningExtreme<#order, #direction, #equality>
+        });
+    }
+    if entry.state == StateTemplate::FirstLast {
+        if input.carrier != out.carrier {
+            return Err(EmitError::new(
+                at,
+                "FIRST_VALUE/LAST_VALUE results must have the argument's type (result = \"arg\")",
+            ));
+        }
+        let position = match spec.function {
+            Function::FirstValue => quote!(crate::templates::first_last::First),
+            Function::LastValue => quote!(crate::templates::first_last::Last),
+            other => {
+                return Err(EmitError::new(
+                    &row.location,
+                    format!(
+                        "first_last serves FIRST_VALUE and LAST_VALUE, not {}",
+                        other.as_str()
+                    ),
+                ))
+            }
+        };
+        let binding = &input.binding;
+        return Ok(quote! {
+            crate::templates::first_last::FirstLast<#binding, #position, #equality>
         });
     }
     let overflow = shape.params.overflow.ok_or_else(|| {

@@ -395,6 +395,14 @@ impl Model {
                         state.value = state.value.as_ref().and_then(|cur| self.avg_add(cur, v));
                         state.count += 1;
                     }
+                    // FirstValueAggFunction: the first non-NULL value stays.
+                    "FIRST_VALUE" => {
+                        if state.value.is_none() {
+                            state.value = Some(v.clone());
+                        }
+                    }
+                    // LastValueAggFunction: every non-NULL value replaces it.
+                    "LAST_VALUE" => state.value = Some(v.clone()),
                     other => panic!("unknown function {other}"),
                 }
             }
@@ -479,6 +487,8 @@ pub fn model_of(admission: &Admission) -> Model {
         "SUM" => "SUM",
         "SUM0" => "SUM0",
         "AVG" => "AVG",
+        "FIRST_VALUE" => "FIRST_VALUE",
+        "LAST_VALUE" => "LAST_VALUE",
         other => panic!("no reference model for {other}"),
     };
     Model {

@@ -1,0 +1,142 @@
+package dev.aggforge.flink.parity;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.stream.Stream;
+
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.BooleanType;
+import org.apache.flink.table.types.logical.CharType;
+import org.apache.flink.table.types.logical.DateType;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.DoubleType;
+import org.apache.flink.table.types.logical.FloatType;
+import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.SmallIntType;
+import org.apache.flink.table.types.logical.TimeType;
+import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.TinyIntType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import dev.aggforge.flink.harness.Changelog;
+import dev.aggforge.flink.harness.InputTable;
+import dev.aggforge.flink.harness.RunOptions;
+import dev.aggforge.flink.harness.SqlHarness;
+import dev.aggforge.flink.parity.NativeParity.Compare;
+
+/**
+ * FIRST_VALUE and LAST_VALUE over insert-only input (Flink's FirstValueAggFunction /
+ * LastValueAggFunction): the first and the latest non-NULL value per key in arrival order, for
+ * every type row, immediate and mini-batch. Flink gives them no merge, so a two-phase
+ * configuration still plans one aggregate. Over retracting input Flink's
+ * FirstValueWithRetractAggFunction keeps every live value; that stays on Flink. Parallelism 1: the
+ * arrival order per key is the source's.
+ */
+class FirstLastParityTest {
+
+    private static final LogicalType[] TYPES = {
+        new TinyIntType(),
+        new SmallIntType(),
+        new IntType(),
+        new BigIntType(),
+        new FloatType(),
+        new DoubleType(),
+        new DecimalType(10, 2),
+        new DecimalType(38, 4),
+        new DateType(),
+        new TimeType(3),
+        new TimestampType(3),
+        new TimestampType(9),
+        new LocalZonedTimestampType(3),
+        new LocalZonedTimestampType(9),
+        new BooleanType(),
+        new CharType(5),
+        new VarCharType(VarCharType.MAX_LENGTH),
+    };
+
+    private static final String SQL =
+            "SELECT k, FIRST_VALUE(v0), LAST_VALUE(v0), COUNT(*) FROM t GROUP BY k";
+
+    static Stream<Arguments> types() {
+        return Stream.of(TYPES).map(t -> Arguments.of(t.asSummaryString()));
+    }
+
+    private static InputTable table(String summary) {
+        for (LogicalType type : TYPES) {
+            if (type.asSummaryString().equals(summary)) {
+                return InputTable.generated("t", 2_000, 23, 1.0 / 6, 19, type);
+            }
+        }
+        throw new IllegalArgumentException(summary);
+    }
+
+    @ParameterizedTest(name = "FIRST_VALUE/LAST_VALUE({0}) immediate")
+    @MethodSource("types")
+    void immediate(String type) throws Exception {
+        NativeParity.assertParity(RunOptions.defaults(), Compare.LINES, 1, SQL, table(type));
+    }
+
+    @ParameterizedTest(name = "FIRST_VALUE/LAST_VALUE({0}) mini-batch")
+    @MethodSource("types")
+    void miniBatch(String type) throws Exception {
+        NativeParity.assertParity(
+                RunOptions.defaults().withMiniBatch(97).withAggPhase("ONE_PHASE"),
+                Compare.LINES,
+                1,
+                SQL,
+                table(type));
+    }
+
+    @Test
+    void twoPhaseConfigurationPlansOneAggregate() throws Exception {
+        NativeParity.assertParity(
+                RunOptions.defaults().withMiniBatch(64).withAggPhase("TWO_PHASE"),
+                Compare.LINES,
+                1,
+                SQL,
+                table("BIGINT"));
+    }
+
+    @Test
+    void upsertWithoutUpdateBefore() throws Exception {
+        NativeParity.assertParity(
+                RunOptions.defaults().withUpdateBefore(false),
+                Compare.LINES,
+                1,
+                "SELECT k, LAST_VALUE(v0), FIRST_VALUE(v0) FROM t GROUP BY k",
+                table("STRING"));
+    }
+
+    @Test
+    void besideOtherFunctionsAndNoGroupBy() throws Exception {
+        NativeParity.assertParity(
+                RunOptions.defaults(),
+                Compare.LINES,
+                1,
+                "SELECT FIRST_VALUE(v0), MIN(v0), LAST_VALUE(v0), MAX(v0), SUM(v0) FROM t",
+                table("DOUBLE"));
+    }
+
+    @Test
+    void overRetractingInputTheOuterAggregateStaysOnFlink() throws Exception {
+        // The inner SUM runs natively; the outer FIRST_VALUE needs Flink's retracting variant.
+        String sql =
+                "SELECT MOD(s, 7), FIRST_VALUE(k), LAST_VALUE(k) FROM"
+                        + " (SELECT k, SUM(v0) AS s FROM t GROUP BY k) GROUP BY MOD(s, 7)";
+        Changelog expected =
+                NativeParity.assertParity(
+                        RunOptions.defaults(), Compare.LINES, 1, sql, table("BIGINT"));
+        String plan =
+                SqlHarness.explain(NativeParity.withAggforge(RunOptions.defaults()), sql, table("BIGINT"));
+        assertTrue(plan.contains("stays on Flink"), plan);
+        assertTrue(plan.contains("FIRST_VALUE"), plan);
+        assertFalse(expected.rows().isEmpty());
+    }
+}
