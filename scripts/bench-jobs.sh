@@ -13,6 +13,7 @@
 #
 # Workloads (jni-bridge/java/src/test/java/dev/aggforge/flink/bench/JobBenchmarkTest.java):
 #   minmax-{date,time,boolean,bigint}-{single,two}   MIN/MAX, 2M rows, 64 keys, 1/8 NULL
+#   firstlast-{time,boolean,bigint}-{single,minibatch} FIRST_VALUE/LAST_VALUE (never split)
 #   countsumavg-{bigint,decimal}-{single,two}        COUNT/SUM/AVG, BIGINT or DECIMAL(20,3)
 #   keys1m-bigint-{single,two}                       MIN/MAX/COUNT/SUM, 1M rows, ~1 row per key
 #   {count,avg}distinct-bigint-single, countdistinct-string-single, countdistinct-bigint-two,
@@ -21,7 +22,7 @@
 #   nexmark-q{15,16,17}-{single,two,split}           Nexmark q15-q17 over the Nexmark bid generator
 #                                                    (split: two with split-distinct, Nexmark's config)
 # "single" = ONE_PHASE, mini-batch off (immediate); "two" = TWO_PHASE, mini-batch
-# size 1024, allow-latency 1 s. The full matrix (29 workloads) takes several times the
+# size 1024, allow-latency 1 s. The full matrix (35 workloads) takes several times the
 # 12 minutes its first 14 took on 2 cores (plus the build): pick with -Dbench.only.
 #
 # Needs: cargo (Rust), Java 17+, Maven. Maven builds the native library

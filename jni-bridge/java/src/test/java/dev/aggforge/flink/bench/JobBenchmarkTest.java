@@ -54,6 +54,8 @@ import dev.aggforge.flink.AggforgeOptions;
  *
  * <ul>
  *   <li>{@code minmax-{date,time,boolean,bigint}-{single,two}}: {@code MIN(v0), MAX(v0)}
+ *   <li>{@code firstlast-{time,boolean,bigint}-{single,minibatch}}: {@code FIRST_VALUE(v0),
+ *       LAST_VALUE(v0)}, immediate and mini-batch (never split: one aggregate)
  *   <li>{@code countsumavg-{bigint,decimal}-{single,two}}: {@code COUNT(v0), SUM(v0), AVG(v0)}
  *       over BIGINT or DECIMAL(20,3)
  *   <li>{@code keys1m-bigint-{single,two}}: {@code MIN, MAX, COUNT, SUM} over BIGINT, {@code
@@ -157,6 +159,21 @@ class JobBenchmarkTest {
             InputTable t = InputTable.generated("t", rows, keys, nulls, 42, (LogicalType) type[1]);
             String sql = "SELECT k, MIN(v0), MAX(v0) FROM t GROUP BY k";
             addBothPhases(all, "minmax-" + type[0], sql, t, single, two, rows, keys, nulls);
+        }
+        // FIRST_VALUE/LAST_VALUE: Flink never splits them (no merge), so the two-phase options
+        // plan one mini-batch aggregate.
+        Object[][] firstLastTypes = {
+            {"time", new TimeType()},
+            {"boolean", new BooleanType()},
+            {"bigint", new BigIntType()},
+        };
+        for (Object[] type : firstLastTypes) {
+            InputTable t = InputTable.generated("t", rows, keys, nulls, 42, (LogicalType) type[1]);
+            String sql = "SELECT k, FIRST_VALUE(v0), LAST_VALUE(v0) FROM t GROUP BY k";
+            String data = String.format(Locale.ROOT, "%,d rows, %d keys, %.3f NULL", rows, keys, nulls);
+            String name = "firstlast-" + type[0];
+            all.add(new Workload(name + "-single", sql + " | " + data + " | single phase, immediate", t, sql, single, 1));
+            all.add(new Workload(name + "-minibatch", sql + " | " + data + " | mini-batch (two-phase options)", t, sql, two, 1));
         }
         Object[][] sumTypes = {
             {"bigint", new BigIntType()},
