@@ -253,11 +253,14 @@ pub enum StateTemplate {
     /// The first or last non-NULL value (insert-only FIRST_VALUE and
     /// LAST_VALUE).
     FirstLast,
+    /// The live values in arrival order (FIRST_VALUE and LAST_VALUE over
+    /// retracting input).
+    FirstLastRetract,
 }
 
 impl StateTemplate {
     /// Every template.
-    pub const ALL: [StateTemplate; 9] = [
+    pub const ALL: [StateTemplate; 10] = [
         StateTemplate::RunningExtreme,
         StateTemplate::CountStar,
         StateTemplate::Count,
@@ -267,6 +270,7 @@ impl StateTemplate {
         StateTemplate::SumRetract,
         StateTemplate::CountedExtreme,
         StateTemplate::FirstLast,
+        StateTemplate::FirstLastRetract,
     ];
 
     /// Spec spelling.
@@ -281,6 +285,7 @@ impl StateTemplate {
             StateTemplate::SumRetract => "sum_retract",
             StateTemplate::CountedExtreme => "counted_extreme",
             StateTemplate::FirstLast => "first_last",
+            StateTemplate::FirstLastRetract => "first_last_retract",
         }
     }
 

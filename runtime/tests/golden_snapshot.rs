@@ -576,6 +576,65 @@ const CASES: &[Case] = &[
             &["3, 9.9999, 2100-12-31, 0.0, -9223372036854775808"],
         ],
     },
+    // first_last_retract, immediate, COUNT(*) counting records: bytes
+    // (string()), f64 (-0.0 and 0.0 are two values, NaN one), TIMESTAMP(9);
+    // a retraction removes the earliest live arrival of an equal value, one
+    // never seen changes nothing; key INT.
+    Case {
+        name: "single_immediate_first_last_retract",
+        mode: Immediate,
+        input: Retracting,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["STRING", "DOUBLE", "TIMESTAMP(9)"],
+        calls: "COUNT_STAR, FIRST_VALUE(0), LAST_VALUE(0), FIRST_VALUE(1), LAST_VALUE(1), \
+                FIRST_VALUE(2), LAST_VALUE(2)",
+        before: &[
+            &["+I 1, pear, 0.0, 2024-02-29 12:34:56.123456789;
+               +I 1, apple, -0.0, NULL;
+               +I 1, pear, NaN, 1969-12-31 23:59:59.999999999;
+               -D 9, ghost, 1.0, 2000-01-01 00:00:00;
+               +I 2, NULL, NULL, NULL;
+               +I NULL, x, 1.5, 1970-01-01 00:00:00"],
+            &[
+                "-U 1, pear, 0.0, 2024-02-29 12:34:56.123456789;
+                 +U 1, fig, NaN, 2000-01-01 00:00:00",
+                "+I 2, kiwi, 2.5, 2000-01-01 00:00:00; -D 1, plum, 7.0, NULL",
+            ],
+        ],
+        after: &[&[
+            "-U 1, apple, -0.0, NULL; +U 1, pear, 0.0, 2024-02-29 12:34:56.123456789",
+            "-D 1, pear, NaN, 1969-12-31 23:59:59.999999999; -D 2, NULL, NULL, NULL; \
+             +I 3, z, NULL, NULL",
+        ]],
+    },
+    // first_last_retract, mini-batch, the record counter inserted: i128
+    // (DECIMAL(38, 4)), bool, DATE; key STRING.
+    Case {
+        name: "single_minibatch_first_last_retract",
+        mode: MiniBatch,
+        input: Retracting,
+        max_parallelism: 128,
+        keys: &["STRING"],
+        args: &["DECIMAL(38, 4)", "BOOLEAN", "DATE"],
+        calls: "FIRST_VALUE(0), LAST_VALUE(0), FIRST_VALUE(1), LAST_VALUE(1), \
+                FIRST_VALUE(2), LAST_VALUE(2)",
+        before: &[
+            &[
+                "+I a, 1.0000, true, 2024-02-29; +I a, 2.0000, false, 1970-01-01;
+                 +I b, NULL, NULL, NULL",
+                "+I a, 1.0000, false, 2000-01-01; -D a, 1.0000, true, 2024-02-29",
+            ],
+            &["+I c, -9.9999, true, 0001-01-01; +I a, 3.0000, true, 2100-12-31"],
+        ],
+        after: &[
+            &[
+                "-D a, 3.0000, true, 2100-12-31; -D b, NULL, NULL, NULL",
+                "+I c, 5.5000, false, 1999-12-31; -D c, -9.9999, true, 0001-01-01",
+            ],
+            &["-D a, 2.0000, false, 1970-01-01; +I d, 0.0001, NULL, 2024-01-01"],
+        ],
+    },
 ];
 
 /// Writes the missing golden files of [`CASES`] (and the first golden),

@@ -274,6 +274,30 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
                 scales: no_scales,
             })
         }
+        StateTemplate::FirstLastRetract => {
+            let position = position(spec.function, "first_last_retract", at)?;
+            let binding = &input.binding;
+            let equality = equality(&input);
+            let rule = quote! {
+                crate::templates::first_last_retract::FirstLastRetract<#binding, #position, #equality>
+            };
+            if shape.result != TypeExpr::Arg {
+                return Err(EmitError::new(
+                    at,
+                    "first_last_retract returns the argument's type (result = \"arg\")",
+                ));
+            }
+            // Single phase only: the "partials" are the state's snapshot columns.
+            Ok(Parts {
+                state: quote!(crate::kernel::ArrivalLists<#rule>),
+                partial_types: quote! {
+                    crate::kernel::ArrivalLists::<#rule>::state_types(&#arg_type)
+                },
+                arg_type: Some(arg_type.clone()),
+                result_type: arg_type,
+                scales: no_scales,
+            })
+        }
         StateTemplate::Count | StateTemplate::CountStar => unreachable!("handled above"),
     }
 }
@@ -286,6 +310,21 @@ fn direction(function: Function, template: &str, at: &Location) -> Result<TokenS
         other => Err(EmitError::new(
             at,
             format!("{template} serves MIN and MAX, not {}", other.as_str()),
+        )),
+    }
+}
+
+/// `First` or `Last`.
+fn position(function: Function, template: &str, at: &Location) -> Result<TokenStream, EmitError> {
+    match function {
+        Function::FirstValue => Ok(quote!(crate::templates::first_last::First)),
+        Function::LastValue => Ok(quote!(crate::templates::first_last::Last)),
+        other => Err(EmitError::new(
+            at,
+            format!(
+                "{template} serves FIRST_VALUE and LAST_VALUE, not {}",
+                other.as_str()
+            ),
         )),
     }
 }
@@ -343,19 +382,7 @@ fn slot_rule(
                 "FIRST_VALUE/LAST_VALUE results must have the argument's type (result = \"arg\")",
             ));
         }
-        let position = match spec.function {
-            Function::FirstValue => quote!(crate::templates::first_last::First),
-            Function::LastValue => quote!(crate::templates::first_last::Last),
-            other => {
-                return Err(EmitError::new(
-                    &row.location,
-                    format!(
-                        "first_last serves FIRST_VALUE and LAST_VALUE, not {}",
-                        other.as_str()
-                    ),
-                ))
-            }
-        };
+        let position = position(spec.function, "first_last", &row.location)?;
         let binding = &input.binding;
         return Ok(quote! {
             crate::templates::first_last::FirstLast<#binding, #position, #equality>

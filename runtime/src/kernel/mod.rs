@@ -8,6 +8,7 @@
 //! and SUM over retractions, `MultisetRule` for MIN/MAX over retractions);
 //! the loops here apply it. State is columnar: vectors indexed by `u32` group id.
 
+pub mod arrival;
 pub mod avg;
 pub mod bind;
 pub mod count;
@@ -17,6 +18,7 @@ pub mod rows;
 pub mod slots;
 pub mod timestamp;
 
+pub use arrival::{ArrivalLists, ArrivalRule};
 pub use avg::{AvgRule, AvgState};
 pub use bind::{Binding, Bool, Dec128, Dec64, Prim, Ts, Utf8};
 pub use count::Counts;

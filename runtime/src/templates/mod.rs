@@ -24,6 +24,7 @@ pub mod counted_extreme;
 pub mod distinct;
 pub mod distinct_view;
 pub mod first_last;
+pub mod first_last_retract;
 pub mod rules;
 pub mod running_extreme;
 mod state;

@@ -1,7 +1,8 @@
 //! The state kernels as template states: how the generic
 //! [`Accumulator`](super::Accumulator) drives [`Slots`] (running extremes,
 //! SUM, SUM0), [`AvgState`] (AVG, SUM over retractions), [`Counts`]
-//! (COUNT, COUNT(*)) and [`CountedExtremes`] (MIN/MAX over retractions).
+//! (COUNT, COUNT(*)), [`CountedExtremes`] (MIN/MAX over retractions) and
+//! [`ArrivalLists`] (FIRST_VALUE/LAST_VALUE over retractions).
 
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
@@ -11,7 +12,8 @@ use crate::accumulator::BatchUpdate;
 use crate::error::{AggError, Result};
 use crate::kernel::multiset::JavaOrd;
 use crate::kernel::{
-    AvgRule, AvgState, Binding, CountedExtremes, Counts, GroupIds, MultisetRule, SlotRule, Slots,
+    ArrivalLists, ArrivalRule, AvgRule, AvgState, Binding, CountedExtremes, Counts, GroupIds,
+    MultisetRule, SlotRule, Slots,
 };
 
 /// The calls every state kernel answers under the same names: its group
@@ -285,94 +287,111 @@ impl TemplateState for Counts {
     }
 }
 
-impl<R: MultisetRule> TemplateState for CountedExtremes<R>
-where
-    <R::Val as Binding>::Owned: JavaOrd,
-    CountedExtremes<R>: Default + Send + std::fmt::Debug,
-{
-    kernel_basics!(CountedExtremes);
+/// The template state of a kernel holding each group's values in an
+/// ordered map (MIN/MAX and FIRST_VALUE/LAST_VALUE over retractions):
+/// single phase only, its snapshot columns standing in for partials.
+macro_rules! ordered_values_state {
+    ($kernel:ident, $rule:ident) => {
+        impl<R: $rule> TemplateState for $kernel<R>
+        where
+            <R::Val as Binding>::Owned: JavaOrd,
+            $kernel<R>: Default + Send + std::fmt::Debug,
+        {
+            kernel_basics!($kernel);
 
-    fn bytes_per_group() -> usize {
-        CountedExtremes::<R>::bytes_per_group()
-    }
+            fn bytes_per_group() -> usize {
+                $kernel::<R>::bytes_per_group()
+            }
 
-    fn bytes_per_input_row() -> usize {
-        CountedExtremes::<R>::bytes_per_row()
-    }
+            fn bytes_per_input_row() -> usize {
+                $kernel::<R>::bytes_per_row()
+            }
 
-    fn state_types(spec: &AccSpec) -> Vec<DataType> {
-        CountedExtremes::<R>::state_types(&spec.result_type)
-    }
+            fn state_types(spec: &AccSpec) -> Vec<DataType> {
+                $kernel::<R>::state_types(&spec.result_type)
+            }
 
-    fn update<const RETRACTING: bool>(
-        &mut self,
-        spec: &AccSpec,
-        batch: &BatchUpdate<'_>,
-    ) -> Result<()> {
-        let (selected, values) = bind_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
-        CountedExtremes::update(
-            self,
-            values,
-            &selected.rows,
-            batch.group_ids,
-            selected.kinds,
-        );
-        Ok(())
-    }
+            fn update<const RETRACTING: bool>(
+                &mut self,
+                spec: &AccSpec,
+                batch: &BatchUpdate<'_>,
+            ) -> Result<()> {
+                let (selected, values) =
+                    bind_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
+                $kernel::update(
+                    self,
+                    values,
+                    &selected.rows,
+                    batch.group_ids,
+                    selected.kinds,
+                );
+                Ok(())
+            }
 
-    fn update_traced<const RETRACTING: bool>(
-        &mut self,
-        spec: &AccSpec,
-        batch: &BatchUpdate<'_>,
-        changed: &mut [bool],
-    ) -> Result<ArrayRef> {
-        let (selected, values) = bind_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
-        CountedExtremes::update_traced(
-            self,
-            values,
-            &selected.rows,
-            selected.groups.ids(),
-            selected.kinds,
-            changed,
-            &spec.result_type,
-            spec.name,
-        )
-    }
+            fn update_traced<const RETRACTING: bool>(
+                &mut self,
+                spec: &AccSpec,
+                batch: &BatchUpdate<'_>,
+                changed: &mut [bool],
+            ) -> Result<ArrayRef> {
+                let (selected, values) =
+                    bind_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
+                $kernel::update_traced(
+                    self,
+                    values,
+                    &selected.rows,
+                    selected.groups.ids(),
+                    selected.kinds,
+                    changed,
+                    &spec.result_type,
+                    spec.name,
+                )
+            }
 
-    fn merge<const RETRACTING: bool>(
-        &mut self,
-        spec: &AccSpec,
-        _partials: &[ArrayRef],
-        _groups: &GroupIds<'_>,
-    ) -> Result<()> {
-        Err(AggError::Plan(format!(
-            "{} runs in the single phase only; it has no partials to merge",
-            spec.name
-        )))
-    }
+            fn merge<const RETRACTING: bool>(
+                &mut self,
+                spec: &AccSpec,
+                _partials: &[ArrayRef],
+                _groups: &GroupIds<'_>,
+            ) -> Result<()> {
+                Err(AggError::Plan(format!(
+                    "{} runs in the single phase only; it has no partials to merge",
+                    spec.name
+                )))
+            }
 
-    fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
-        CountedExtremes::evaluate(self, groups, &spec.result_type, spec.name)
-    }
+            fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
+                $kernel::evaluate(self, groups, &spec.result_type, spec.name)
+            }
 
-    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
-        TemplateState::snapshot(self, spec, groups)
-    }
+            fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+                TemplateState::snapshot(self, spec, groups)
+            }
 
-    fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
-        CountedExtremes::snapshot(self, groups, &spec.result_type, spec.name)
-    }
+            fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+                $kernel::snapshot(self, groups, &spec.result_type, spec.name)
+            }
 
-    fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
-        CountedExtremes::restore(self, state, groups, spec.name)
-    }
+            fn restore(
+                &mut self,
+                spec: &AccSpec,
+                state: &[ArrayRef],
+                groups: &[u32],
+            ) -> Result<()> {
+                $kernel::restore(self, state, groups, spec.name)
+            }
 
-    fn mark_changed(
-        spec: &AccSpec,
-        before: &ArrayRef,
-        after: &ArrayRef,
-        changed: &mut [bool],
-    ) -> Result<()> {
-        CountedExtremes::<R>::mark_changed(before, after, changed, spec.name)
-    }
+            fn mark_changed(
+                spec: &AccSpec,
+                before: &ArrayRef,
+                after: &ArrayRef,
+                changed: &mut [bool],
+            ) -> Result<()> {
+                $kernel::<R>::mark_changed(before, after, changed, spec.name)
+            }
+        }
+    };
 }
+
+ordered_values_state!(CountedExtremes, MultisetRule);
+ordered_values_state!(ArrivalLists, ArrivalRule);

@@ -81,7 +81,9 @@ pub struct Ref {
     value: Option<V>,
     /// Counts; for MIN/MAX over retractions `mapSize`.
     count: i64,
-    /// MIN/MAX over retractions: the counted values (Flink's MapView).
+    /// MIN/MAX over retractions: the counted values (Flink's MapView);
+    /// FIRST_VALUE/LAST_VALUE over retractions: the live values in arrival
+    /// order (count unused).
     map: Vec<(V, i64)>,
     /// DISTINCT: each value seen and its multiplicity (Flink's distinct
     /// MapView), compared as boxed Java values.
@@ -353,6 +355,16 @@ impl Model {
                         state.value = state.value.as_ref().and_then(|cur| self.avg_sub(cur, v));
                         state.count -= 1;
                     }
+                    // The earliest live arrival of a value Java `equals` it.
+                    "FIRST_VALUE" | "LAST_VALUE" => {
+                        if let Some(p) = state
+                            .map
+                            .iter()
+                            .position(|(k, _)| java_compare(k, v).is_eq())
+                        {
+                            state.map.remove(p);
+                        }
+                    }
                     other => panic!("{other} does not retract"),
                 }
             }
@@ -394,6 +406,11 @@ impl Model {
                     "AVG" => {
                         state.value = state.value.as_ref().and_then(|cur| self.avg_add(cur, v));
                         state.count += 1;
+                    }
+                    // First/LastValueWithRetractAggFunction: the live values
+                    // in arrival order.
+                    "FIRST_VALUE" | "LAST_VALUE" if self.retracting => {
+                        state.map.push((v.clone(), 1))
                     }
                     // FirstValueAggFunction: the first non-NULL value stays.
                     "FIRST_VALUE" => {
@@ -454,6 +471,8 @@ impl Model {
             "COUNT_STAR" | "COUNT" => Some(V::I(state.count.into())),
             "SUM" if self.retracting && state.count == 0 => None,
             "MIN" | "MAX" if self.retracting && state.count <= 0 => None,
+            "FIRST_VALUE" if self.retracting => state.map.first().map(|(v, _)| v.clone()),
+            "LAST_VALUE" if self.retracting => state.map.last().map(|(v, _)| v.clone()),
             "AVG" => {
                 if state.count == 0 {
                     return None;
