@@ -4,21 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.util.stream.Stream;
 
-import org.apache.flink.table.types.logical.BigIntType;
-import org.apache.flink.table.types.logical.BooleanType;
-import org.apache.flink.table.types.logical.CharType;
-import org.apache.flink.table.types.logical.DateType;
-import org.apache.flink.table.types.logical.DecimalType;
-import org.apache.flink.table.types.logical.DoubleType;
-import org.apache.flink.table.types.logical.FloatType;
-import org.apache.flink.table.types.logical.IntType;
-import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
-import org.apache.flink.table.types.logical.SmallIntType;
-import org.apache.flink.table.types.logical.TimeType;
-import org.apache.flink.table.types.logical.TimestampType;
-import org.apache.flink.table.types.logical.TinyIntType;
-import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -40,25 +26,7 @@ import dev.aggforge.flink.parity.NativeParity.Compare;
  */
 class FirstLastParityTest {
 
-    private static final LogicalType[] TYPES = {
-        new TinyIntType(),
-        new SmallIntType(),
-        new IntType(),
-        new BigIntType(),
-        new FloatType(),
-        new DoubleType(),
-        new DecimalType(10, 2),
-        new DecimalType(38, 4),
-        new DateType(),
-        new TimeType(3),
-        new TimestampType(3),
-        new TimestampType(9),
-        new LocalZonedTimestampType(3),
-        new LocalZonedTimestampType(9),
-        new BooleanType(),
-        new CharType(5),
-        new VarCharType(VarCharType.MAX_LENGTH),
-    };
+    private static final LogicalType[] TYPES = TypeParityTest.TYPES;
 
     private static final String SQL =
             "SELECT k, FIRST_VALUE(v0), LAST_VALUE(v0), COUNT(*) FROM t GROUP BY k";

@@ -34,7 +34,8 @@ import dev.aggforge.flink.parity.NativeParity.Compare;
  */
 class TypeParityTest {
 
-    private static final LogicalType[] TYPES = {
+    /** One type of each type row of specs/types.toml. */
+    static final LogicalType[] TYPES = {
         new TinyIntType(),
         new SmallIntType(),
         new IntType(),
