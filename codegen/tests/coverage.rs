@@ -16,8 +16,8 @@ fn real_matrix() {
         &templates_dir(),
     )
     .unwrap();
-    // Counts follow from the type table: MIN, MAX and COUNT take every
-    // row, SUM, SUM0 and AVG the numeric ones.
+    // Counts follow from the type table: MIN, MAX, COUNT, FIRST_VALUE and
+    // LAST_VALUE take every row, SUM, SUM0 and AVG the numeric ones.
     let types = specs.types.len();
     let numeric = specs
         .types
@@ -25,7 +25,7 @@ fn real_matrix() {
         .filter(|t| t.numeric != aggforge_codegen::model::Numeric::None)
         .count();
     let rows = coverage(&specs);
-    assert_eq!(rows.len(), (6 * types + 1) * 3 * 2 * 2);
+    assert_eq!(rows.len(), (8 * types + 1) * 3 * 2 * 2);
     // Insert-only specializations in 3 phases, retracting COUNT, COUNT(*),
     // SUM, SUM0, AVG in 3 phases, retracting MIN/MAX in the single phase only.
     let insert_only = 3 * types + 1 + 3 * numeric;
@@ -40,9 +40,11 @@ fn real_matrix() {
     let distinct_insert_only = 3 * types + 2 * 3 * types + 3 * 3 * numeric;
     let distinct_retracting = 3 * types + 2 * types + sums(ordered_sums);
     let distinct = distinct_insert_only + distinct_retracting;
+    // FIRST_VALUE and LAST_VALUE: every row, both inputs, single phase.
+    let first_last = 2 * 2 * types;
     assert_eq!(
         rows.iter().filter(|r| r.status.is_specialized()).count(),
-        insert_only * 3 + retracting * 3 + 2 * types + distinct
+        insert_only * 3 + retracting * 3 + 2 * types + distinct + first_last
     );
     let avg_int_global = rows
         .iter()

@@ -25,17 +25,17 @@ fn real_specs_load() {
         .filter(|t| t.numeric != aggforge_codegen::model::Numeric::None)
         .count();
     assert!(rows >= 15 && numeric == 8, "{rows} rows, {numeric} numeric");
-    assert_eq!(specs.templates.len(), 8);
-    // 12 plain entries and 13 DISTINCT ones (specs/distinct.toml: over
-    // retracting input the order-sensitive folds have their own
-    // single-phase entries).
-    assert_eq!(specs.entries.len(), 25);
+    assert_eq!(specs.templates.len(), 10);
+    // 14 plain entries (two for FIRST_VALUE/LAST_VALUE) and 13 DISTINCT
+    // ones (specs/distinct.toml: over retracting input the order-sensitive
+    // folds have their own single-phase entries).
+    assert_eq!(specs.entries.len(), 27);
     let all = specs.specializations();
-    // Each input mode: every function plain, and every one but COUNT(*)
-    // DISTINCT.
+    // Each input mode: every function plain, and every one but COUNT(*),
+    // FIRST_VALUE and LAST_VALUE DISTINCT.
     assert_eq!(
         all.len(),
-        2 * (3 * rows + 1 + 3 * numeric) + 2 * (3 * rows + 3 * numeric)
+        2 * (5 * rows + 1 + 3 * numeric) + 2 * (3 * rows + 3 * numeric)
     );
     // Two-phase DISTINCT over FLOAT/DOUBLE and retracting input: COUNT only.
     assert!(all
@@ -61,13 +61,15 @@ fn real_specs_load() {
         assert_eq!(count(Function::Sum, input), numeric);
         assert_eq!(count(Function::Sum0, input), numeric);
         assert_eq!(count(Function::Avg, input), numeric);
+        assert_eq!(count(Function::FirstValue, input), rows);
+        assert_eq!(count(Function::LastValue, input), rows);
     }
     assert!(specs
         .entries
         .iter()
         .filter(|e| e.functions == [Function::Sum])
         .all(|e| (e.state == StateTemplate::SumRetract) == (e.input == InputMode::Retracting)));
-    // Files in name order: avg, count, distinct, extreme, sum.
+    // Files in name order: avg, count, distinct, extreme, first_last, sum.
     assert_eq!(specs.entries[0].state, StateTemplate::Avg);
     assert!(specs.entries[0].location.file.ends_with("avg.toml"));
     assert_eq!(specs.entries[0].location.line, 9);

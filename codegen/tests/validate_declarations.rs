@@ -41,6 +41,8 @@ fn the_real_declarations() {
             "count",
             "count_star",
             "counted_extreme",
+            "first_last",
+            "first_last_retract",
             "running_extreme",
             "sum",
             "sum0",
