@@ -181,11 +181,13 @@ pub enum Function {
     FirstValue,
     /// LAST_VALUE(x)
     LastValue,
+    /// LISTAGG(x [, separator])
+    ListAgg,
 }
 
 impl Function {
     /// Every function, in listing order.
-    pub const ALL: [Function; 9] = [
+    pub const ALL: [Function; 10] = [
         Function::Min,
         Function::Max,
         Function::CountStar,
@@ -195,10 +197,11 @@ impl Function {
         Function::Avg,
         Function::FirstValue,
         Function::LastValue,
+        Function::ListAgg,
     ];
 
     /// Spec spelling: `MIN`, `MAX`, `COUNT_STAR`, `COUNT`, `SUM`, `SUM0`, `AVG`,
-    /// `FIRST_VALUE`, `LAST_VALUE`.
+    /// `FIRST_VALUE`, `LAST_VALUE`, `LISTAGG`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Function::Min => "MIN",
@@ -210,6 +213,7 @@ impl Function {
             Function::Avg => "AVG",
             Function::FirstValue => "FIRST_VALUE",
             Function::LastValue => "LAST_VALUE",
+            Function::ListAgg => "LISTAGG",
         }
     }
 
@@ -220,11 +224,21 @@ impl Function {
             .find(|f| f.as_str().eq_ignore_ascii_case(text))
     }
 
-    /// Number of arguments (0 for COUNT(*)).
+    /// Number of typed arguments (0 for COUNT(*)): the type rows of a spec
+    /// entry are this argument's.
     pub fn arity(&self) -> usize {
         match self {
             Function::CountStar => 0,
             _ => 1,
+        }
+    }
+
+    /// Most arguments a call may pass: the typed ones plus optional
+    /// trailing character-string arguments (LISTAGG's separator literal).
+    pub fn max_args(&self) -> usize {
+        match self {
+            Function::ListAgg => 2,
+            other => other.arity(),
         }
     }
 }
@@ -256,11 +270,17 @@ pub enum StateTemplate {
     /// The live values in arrival order (FIRST_VALUE and LAST_VALUE over
     /// retracting input).
     FirstLastRetract,
+    /// One growing concatenation and its latest separator (insert-only
+    /// LISTAGG, Flink's declarative ListAggFunction).
+    ListAgg,
+    /// The live values in arrival order and the latest separator (LISTAGG
+    /// over retracting input).
+    ListAggRetract,
 }
 
 impl StateTemplate {
     /// Every template.
-    pub const ALL: [StateTemplate; 10] = [
+    pub const ALL: [StateTemplate; 12] = [
         StateTemplate::RunningExtreme,
         StateTemplate::CountStar,
         StateTemplate::Count,
@@ -271,6 +291,8 @@ impl StateTemplate {
         StateTemplate::CountedExtreme,
         StateTemplate::FirstLast,
         StateTemplate::FirstLastRetract,
+        StateTemplate::ListAgg,
+        StateTemplate::ListAggRetract,
     ];
 
     /// Spec spelling.
@@ -286,6 +308,8 @@ impl StateTemplate {
             StateTemplate::CountedExtreme => "counted_extreme",
             StateTemplate::FirstLast => "first_last",
             StateTemplate::FirstLastRetract => "first_last_retract",
+            StateTemplate::ListAgg => "listagg",
+            StateTemplate::ListAggRetract => "listagg_retract",
         }
     }
 

@@ -17,15 +17,21 @@ fn real_matrix() {
     )
     .unwrap();
     // Counts follow from the type table: MIN, MAX, COUNT, FIRST_VALUE and
-    // LAST_VALUE take every row, SUM, SUM0 and AVG the numeric ones.
+    // LAST_VALUE take every row, SUM, SUM0 and AVG the numeric ones,
+    // LISTAGG the character strings.
     let types = specs.types.len();
     let numeric = specs
         .types
         .iter()
         .filter(|t| t.numeric != aggforge_codegen::model::Numeric::None)
         .count();
+    let strings = specs
+        .types
+        .iter()
+        .filter(|t| t.carrier == aggforge_codegen::model::Carrier::Bytes)
+        .count();
     let rows = coverage(&specs);
-    assert_eq!(rows.len(), (8 * types + 1) * 3 * 2 * 2);
+    assert_eq!(rows.len(), (9 * types + 1) * 3 * 2 * 2);
     // Insert-only specializations in 3 phases, retracting COUNT, COUNT(*),
     // SUM, SUM0, AVG in 3 phases, retracting MIN/MAX in the single phase only.
     let insert_only = 3 * types + 1 + 3 * numeric;
@@ -42,9 +48,11 @@ fn real_matrix() {
     let distinct = distinct_insert_only + distinct_retracting;
     // FIRST_VALUE and LAST_VALUE: every row, both inputs, single phase.
     let first_last = 2 * 2 * types;
+    // LISTAGG: insert-only in 3 phases, retracting in the single phase.
+    let listagg = 3 * strings + strings;
     assert_eq!(
         rows.iter().filter(|r| r.status.is_specialized()).count(),
-        insert_only * 3 + retracting * 3 + 2 * types + distinct + first_last
+        insert_only * 3 + retracting * 3 + 2 * types + distinct + first_last + listagg
     );
     let avg_int_global = rows
         .iter()

@@ -25,17 +25,22 @@ fn real_specs_load() {
         .filter(|t| t.numeric != aggforge_codegen::model::Numeric::None)
         .count();
     assert!(rows >= 15 && numeric == 8, "{rows} rows, {numeric} numeric");
-    assert_eq!(specs.templates.len(), 10);
-    // 14 plain entries (two for FIRST_VALUE/LAST_VALUE) and 13 DISTINCT
-    // ones (specs/distinct.toml: over retracting input the order-sensitive
-    // folds have their own single-phase entries).
-    assert_eq!(specs.entries.len(), 27);
+    let strings = specs
+        .types
+        .iter()
+        .filter(|t| t.carrier == aggforge_codegen::model::Carrier::Bytes)
+        .count();
+    assert_eq!(specs.templates.len(), 12);
+    // 16 plain entries (two each for FIRST_VALUE/LAST_VALUE and LISTAGG)
+    // and 13 DISTINCT ones (specs/distinct.toml: over retracting input the
+    // order-sensitive folds have their own single-phase entries).
+    assert_eq!(specs.entries.len(), 29);
     let all = specs.specializations();
     // Each input mode: every function plain, and every one but COUNT(*),
-    // FIRST_VALUE and LAST_VALUE DISTINCT.
+    // FIRST_VALUE, LAST_VALUE and LISTAGG DISTINCT.
     assert_eq!(
         all.len(),
-        2 * (5 * rows + 1 + 3 * numeric) + 2 * (3 * rows + 3 * numeric)
+        2 * (5 * rows + 1 + 3 * numeric + strings) + 2 * (3 * rows + 3 * numeric)
     );
     // Two-phase DISTINCT over FLOAT/DOUBLE and retracting input: COUNT only.
     assert!(all
@@ -63,6 +68,7 @@ fn real_specs_load() {
         assert_eq!(count(Function::Avg, input), numeric);
         assert_eq!(count(Function::FirstValue, input), rows);
         assert_eq!(count(Function::LastValue, input), rows);
+        assert_eq!(count(Function::ListAgg, input), strings);
     }
     assert!(specs
         .entries

@@ -287,13 +287,36 @@ impl AggPlan {
         &self,
         call: &AggCall,
     ) -> Result<&'static crate::registry::Admission, NotAdmitted> {
-        crate::registry::lookup(
+        let admission = crate::registry::lookup(
             &call.function,
             call.arg_types.first(),
             self.phase,
             self.input,
             call.distinct,
-        )
+        )?;
+        if call.arg_types.len() > admission.max_args {
+            return Err(refuse(format!(
+                "{} has {} arguments; {} takes at most {}",
+                call.function,
+                call.arg_types.len(),
+                admission.name,
+                admission.max_args
+            )));
+        }
+        // Arguments after the typed one are character strings (LISTAGG's
+        // separator), read as Utf8.
+        if let Some(other) = call
+            .arg_types
+            .iter()
+            .skip(1)
+            .find(|t| arrow_type(t) != DataType::Utf8)
+        {
+            return Err(refuse(format!(
+                "{}: an argument after the first has type {other}; a character string is needed",
+                call.function
+            )));
+        }
+        Ok(admission)
     }
 
     /// Checks the plan's internal consistency (not whether it is admitted).
@@ -333,13 +356,6 @@ impl AggPlan {
                     "call {i} ({}) has {} argument columns but {} argument types",
                     call.function,
                     call.args.len(),
-                    call.arg_types.len()
-                )));
-            }
-            if call.arg_types.len() > 1 {
-                return Err(AggError::Plan(format!(
-                    "call {i} ({}) has {} arguments; at most one is supported",
-                    call.function,
                     call.arg_types.len()
                 )));
             }

@@ -18,6 +18,9 @@ pub struct Admission {
     pub name: &'static str,
     /// Function spelling, e.g. `MIN`, `COUNT_STAR`.
     pub function: &'static str,
+    /// Most arguments a call may pass: the typed one, then optional
+    /// character-string arguments (LISTAGG's separator).
+    pub max_args: usize,
     /// Type row of the argument (`None` for COUNT(*)).
     pub type_row: Option<&'static str>,
     /// Input mode the specialization accepts.

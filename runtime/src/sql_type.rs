@@ -339,7 +339,8 @@ impl FromStr for SqlType {
                 ty.scale = Some(scale as i8);
             }
             (ParamKind::Length { default, .. }, []) => ty.length = Some(default),
-            (ParamKind::Length { max, .. }, [n]) if (1..=max as i64).contains(n) => {
+            // Length 0 is Flink's type of an empty string literal ('' is CHAR(0)).
+            (ParamKind::Length { max, .. }, [n]) if (0..=max as i64).contains(n) => {
                 ty.length = Some(*n as u32)
             }
             _ => return Err(bad()),

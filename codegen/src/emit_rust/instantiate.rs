@@ -274,6 +274,40 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
                 scales: no_scales,
             })
         }
+        StateTemplate::ListAgg | StateTemplate::ListAggRetract => {
+            if input.carrier != Carrier::Bytes || out.carrier != Carrier::Bytes {
+                return Err(EmitError::new(
+                    at,
+                    format!(
+                        "{} concatenates character strings: its type rows and result are \
+                         CHAR/VARCHAR",
+                        entry.state.as_str()
+                    ),
+                ));
+            }
+            let (state, partial_types) = if entry.state == StateTemplate::ListAgg {
+                if shape.partial.len() != 2 {
+                    return Err(EmitError::new(
+                        at,
+                        "listagg keeps the partial layout [accDelimiter, concatAcc]",
+                    ));
+                }
+                (quote!(crate::kernel::Concat), declared_partial)
+            } else {
+                // Single phase only: the "partials" are the state's snapshot columns.
+                (
+                    quote!(crate::kernel::StringLists),
+                    quote!(crate::kernel::StringLists::state_types()),
+                )
+            };
+            Ok(Parts {
+                state,
+                partial_types,
+                arg_type: Some(arg_type),
+                result_type,
+                scales: no_scales,
+            })
+        }
         StateTemplate::FirstLastRetract => {
             let position = position(spec.function, "first_last_retract", at)?;
             let binding = &input.binding;

@@ -12,6 +12,7 @@ pub(crate) fn registry(specs: &SpecSet) -> TokenStream {
         let constructor = super::instantiate::constructor_ident(&spec);
         let name = spec.display_name();
         let function = spec.function.as_str();
+        let max_args = spec.function.max_args();
         let type_row = match spec.ty {
             Some(row) => {
                 let row = &row.name;
@@ -34,6 +35,7 @@ pub(crate) fn registry(specs: &SpecSet) -> TokenStream {
             crate::registry::Admission {
                 name: #name,
                 function: #function,
+                max_args: #max_args,
                 type_row: #type_row,
                 input: #input,
                 distinct: #distinct,

@@ -180,8 +180,8 @@ fn check_decl(raw: &RawDecl, errors: &mut Vec<SpecError>) -> Option<CheckedDecl>
                 error(
                     &name.at,
                     format!(
-                        "partial field name `{}` must be a lower-case identifier (letters, digits, `_`), \
-                         as Flink names accumulator fields",
+                        "partial field name `{}` must be an identifier starting lower-case \
+                         (letters, digits, `_`), as Flink names accumulator fields",
                         name.value
                     ),
                 );
@@ -479,5 +479,5 @@ fn is_field_name(text: &str) -> bool {
     chars
         .next()
         .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

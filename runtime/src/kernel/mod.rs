@@ -5,26 +5,31 @@
 //! (`crate::templates`) picks a [`Binding`] per column (how values are read
 //! from and written to Arrow) and implements a small rule trait with the
 //! per-type fold (`SlotRule` for running extremes and sums, `AvgRule` for AVG
-//! and SUM over retractions, `MultisetRule` for MIN/MAX over retractions);
+//! and SUM over retractions, `MultisetRule` for MIN/MAX over retractions;
+//! LISTAGG's [`Concat`] and [`StringLists`] need no rule);
 //! the loops here apply it. State is columnar: vectors indexed by `u32` group id.
 
 pub mod arrival;
 pub mod avg;
 pub mod bind;
+pub mod concat;
 pub mod count;
 pub mod decimal;
 pub mod multiset;
 pub mod rows;
 pub mod slots;
+pub mod string_list;
 pub mod timestamp;
 
 pub use arrival::{ArrivalLists, ArrivalRule};
 pub use avg::{AvgRule, AvgState};
 pub use bind::{Binding, Bool, Dec128, Dec64, Prim, Ts, Utf8};
+pub use concat::{Concat, Separators};
 pub use count::Counts;
 pub use multiset::{CountedExtremes, MultisetRule};
 pub use rows::Rows;
 pub use slots::{SlotRule, Slots};
+pub use string_list::StringLists;
 pub use timestamp::{timestamp_struct_type, Timestamp};
 
 use arrow_array::{Array, ArrayRef};

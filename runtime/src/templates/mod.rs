@@ -3,7 +3,7 @@
 //!
 //! A state template is one file here, named after it (`running_extreme`,
 //! `sum`, `sum0`, `count`, `count_star`, `avg`, `sum_retract`,
-//! `counted_extreme`, `first_last`, ...): the rule its state kernel (in [`crate::kernel`])
+//! `counted_extreme`, `first_last`, `listagg`, ...): the rule its state kernel (in [`crate::kernel`])
 //! applies, written once over generic carriers, with the per-carrier
 //! behaviour (Java ordering, wrapping integer sums, the DECIMAL(38)
 //! overflow rule, ...) in [`rules`]. A specialization is one instantiation,
@@ -25,6 +25,8 @@ pub mod distinct;
 pub mod distinct_view;
 pub mod first_last;
 pub mod first_last_retract;
+pub mod listagg;
+pub mod listagg_retract;
 pub mod rules;
 pub mod running_extreme;
 mod state;

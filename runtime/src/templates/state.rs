@@ -1,8 +1,9 @@
 //! The state kernels as template states: how the generic
 //! [`Accumulator`](super::Accumulator) drives [`Slots`] (running extremes,
 //! SUM, SUM0), [`AvgState`] (AVG, SUM over retractions), [`Counts`]
-//! (COUNT, COUNT(*)), [`CountedExtremes`] (MIN/MAX over retractions) and
-//! [`ArrivalLists`] (FIRST_VALUE/LAST_VALUE over retractions).
+//! (COUNT, COUNT(*)), [`CountedExtremes`] (MIN/MAX over retractions),
+//! [`ArrivalLists`] (FIRST_VALUE/LAST_VALUE over retractions), [`Concat`]
+//! (LISTAGG) and [`StringLists`] (LISTAGG over retractions).
 
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
@@ -12,8 +13,8 @@ use crate::accumulator::BatchUpdate;
 use crate::error::{AggError, Result};
 use crate::kernel::multiset::JavaOrd;
 use crate::kernel::{
-    ArrivalLists, ArrivalRule, AvgRule, AvgState, Binding, CountedExtremes, Counts, GroupIds,
-    MultisetRule, SlotRule, Slots,
+    ArrivalLists, ArrivalRule, AvgRule, AvgState, Binding, Concat, CountedExtremes, Counts,
+    GroupIds, MultisetRule, Separators, SlotRule, Slots, StringLists, Utf8,
 };
 
 /// The calls every state kernel answers under the same names: its group
@@ -395,3 +396,180 @@ macro_rules! ordered_values_state {
 
 ordered_values_state!(CountedExtremes, MultisetRule);
 ordered_values_state!(ArrivalLists, ArrivalRule);
+
+/// LISTAGG's value column (Utf8, checked) and the rows whose FILTER holds:
+/// a NULL value still sets the separator.
+fn listagg_rows<'a, const RETRACTING: bool>(
+    spec: &AccSpec,
+    batch: &BatchUpdate<'a>,
+    num_groups: usize,
+) -> Result<(
+    super::Selected<'a>,
+    &'a arrow_array::StringArray,
+    Separators<'a>,
+)> {
+    let column = crate::kernel::argument(batch, 0, spec.arg_type()?, spec.name)?;
+    let selected = select::<RETRACTING>(spec, batch, num_groups, None)?;
+    Ok((
+        selected,
+        Utf8::bind(column, spec.name)?,
+        Separators::of(batch, spec.name)?,
+    ))
+}
+
+impl TemplateState for Concat {
+    kernel_basics!(Concat);
+
+    fn bytes_per_group() -> usize {
+        Concat::bytes_per_group()
+    }
+
+    fn update<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+    ) -> Result<()> {
+        let (selected, values, separators) = listagg_rows::<RETRACTING>(spec, batch, self.len())?;
+        Concat::update(self, values, separators, &selected.rows, &selected.groups);
+        Ok(())
+    }
+
+    fn update_traced<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+        changed: &mut [bool],
+    ) -> Result<ArrayRef> {
+        let (selected, values, separators) = listagg_rows::<RETRACTING>(spec, batch, self.len())?;
+        Concat::update_traced(
+            self,
+            values,
+            separators,
+            &selected.rows,
+            &selected.groups,
+            changed,
+            spec.name,
+        )
+    }
+
+    fn merge<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+    ) -> Result<()> {
+        Concat::merge(self, partials, groups, spec.name)
+    }
+
+    fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
+        Concat::evaluate(self, groups, spec.name)
+    }
+
+    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        Concat::partials(self, groups, spec.name)
+    }
+
+    fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
+        Concat::restore(self, state, groups, spec.name)
+    }
+
+    fn mark_changed(
+        spec: &AccSpec,
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+    ) -> Result<()> {
+        crate::kernel::mark_changed_with::<Utf8>(before, after, changed, spec.name, |a, b| a == b)
+    }
+}
+
+impl TemplateState for StringLists {
+    kernel_basics!(StringLists);
+
+    fn bytes_per_group() -> usize {
+        StringLists::bytes_per_group()
+    }
+
+    fn bytes_per_input_row() -> usize {
+        StringLists::bytes_per_row()
+    }
+
+    fn state_types(_spec: &AccSpec) -> Vec<DataType> {
+        StringLists::state_types()
+    }
+
+    fn update<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+    ) -> Result<()> {
+        let (selected, values) = bind_argument::<Utf8, RETRACTING>(spec, batch, self.len())?;
+        let separators = Separators::of(batch, spec.name)?;
+        StringLists::update(
+            self,
+            values,
+            separators,
+            &selected.rows,
+            &selected.groups,
+            selected.kinds,
+        );
+        Ok(())
+    }
+
+    fn update_traced<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        batch: &BatchUpdate<'_>,
+        changed: &mut [bool],
+    ) -> Result<ArrayRef> {
+        let (selected, values) = bind_argument::<Utf8, RETRACTING>(spec, batch, self.len())?;
+        let separators = Separators::of(batch, spec.name)?;
+        StringLists::update_traced(
+            self,
+            values,
+            separators,
+            &selected.rows,
+            &selected.groups,
+            selected.kinds,
+            changed,
+            spec.name,
+        )
+    }
+
+    fn merge<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        _partials: &[ArrayRef],
+        _groups: &GroupIds<'_>,
+    ) -> Result<()> {
+        Err(AggError::Plan(format!(
+            "{} runs in the single phase only; it has no partials to merge",
+            spec.name
+        )))
+    }
+
+    fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
+        StringLists::evaluate(self, groups, spec.name)
+    }
+
+    fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        StringLists::snapshot(self, groups, spec.name)
+    }
+
+    fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+        StringLists::snapshot(self, groups, spec.name)
+    }
+
+    fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
+        StringLists::restore(self, state, groups, spec.name)
+    }
+
+    fn mark_changed(
+        spec: &AccSpec,
+        before: &ArrayRef,
+        after: &ArrayRef,
+        changed: &mut [bool],
+    ) -> Result<()> {
+        crate::kernel::mark_changed_with::<Utf8>(before, after, changed, spec.name, |a, b| a == b)
+    }
+}

@@ -141,11 +141,21 @@ impl Case {
             .split(',')
             .map(|c| {
                 let c = c.trim();
-                let (function, arg) = match c.strip_suffix(')').and_then(|c| c.split_once('(')) {
-                    Some((function, index)) => (function, Some(index.parse::<usize>().unwrap())),
-                    None => (c, None),
+                // `F(i)`, or `F(i j)` for a call with two arguments.
+                let (function, args) = match c.strip_suffix(')').and_then(|c| c.split_once('(')) {
+                    Some((function, indexes)) => (
+                        function,
+                        indexes
+                            .split_whitespace()
+                            .map(|i| i.parse::<usize>().unwrap())
+                            .collect(),
+                    ),
+                    None => (c, Vec::new()),
                 };
-                call(function, arg.map(|a| (nkeys + a, sql(self.args[a]))))
+                let mut call = call(function, None);
+                call.args = args.iter().map(|a| nkeys + a).collect();
+                call.arg_types = args.iter().map(|&a| sql(self.args[a])).collect();
+                call
             })
             .collect();
         AggPlan {
@@ -545,10 +555,12 @@ fn parse_column(data_type: &DataType, cells: &[&str]) -> ArrayRef {
         DataType::Float64 => Arc::new(Float64Array::from(column(cells, num::<f64>))),
         DataType::Boolean => Arc::new(BooleanArray::from(column(cells, num::<bool>))),
         DataType::Utf8 => Arc::new(StringArray::from(column(cells, |s| {
+            // '' is the empty string; `{comma}` stands for a comma, which
+            // separates cells.
             Some(if s == "''" {
                 String::new()
             } else {
-                s.to_string()
+                s.replace("{comma}", ",")
             })
         }))),
         DataType::Decimal128(p, s) => {

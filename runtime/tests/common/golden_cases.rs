@@ -471,4 +471,120 @@ pub const CASES: &[Case] = &[
             &["-D a, 2.0000, false, 1970-01-01; +I d, 0.0001, NULL, 2024-01-01"],
         ],
     },
+    // listagg, immediate: bytes (string(), CHAR(5)), the default
+    // separator and a separator column (NULL makes the concatenation NULL,
+    // '' joins nothing between); a NULL value still sets the separator;
+    // key INT. `F(i j)`: value column i, separator column j.
+    Case {
+        name: "single_immediate_listagg",
+        mode: Immediate,
+        input: InsertOnly,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["STRING", "CHAR(5)", "STRING"],
+        calls: "LISTAGG(0), LISTAGG(0 2), LISTAGG(1), LISTAGG(1 2)",
+        before: &[
+            &["1, pear, abc, -; 2, NULL, NULL, -; 1, apple, NULL, |; NULL, '', xy, ''"],
+            &[
+                "1, NULL, de, ::; 2, x, y, NULL; 2, z, w, |",
+                "NULL, é, ß, ''; 3, NULL, NULL, NULL",
+            ],
+        ],
+        after: &[&[
+            "1, fig, f, -; 3, a, b, +; 2, q, r, ''",
+            "NULL, end, e, /; 4, NULL, NULL, -",
+        ]],
+    },
+    // listagg, mini-batch: the bundle folds rows in arrival order; key
+    // STRING.
+    Case {
+        name: "single_minibatch_listagg",
+        mode: MiniBatch,
+        input: InsertOnly,
+        max_parallelism: 128,
+        keys: &["STRING"],
+        args: &["CHAR(5)", "STRING", "STRING"],
+        calls: "LISTAGG(0 2), LISTAGG(1), LISTAGG(1 2)",
+        before: &[
+            &[
+                "a, one, uno, ^; b, NULL, NULL, ^; a, two, dos, ^",
+                "a, NULL, tres, NULL; NULL, x, '', -",
+            ],
+            &["b, y, NULL, ''; c, '', '', ''"],
+        ],
+        after: &[
+            &["a, four, cuatro, ^; b, z, zeta, -", "c, NULL, NULL, ''; NULL, w, v, -"],
+            &["a-key-longer-than-seven-bytes, l, long, ~"],
+        ],
+    },
+    // listagg, global: partial rows (accDelimiter, concatAcc) per call
+    // merged in arrival order, the partial's separator between; a NULL
+    // concatenation changes only the separator; key INT.
+    Case {
+        name: "global_listagg",
+        mode: Global,
+        input: InsertOnly,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["STRING", "STRING"],
+        calls: "LISTAGG(0), LISTAGG(0 1)",
+        before: &[
+            &["1, {comma}, a{comma}b, |, a|b; 2, {comma}, NULL, -, NULL; NULL, {comma}, '', '', ''"],
+            &["1, {comma}, c, |, c; 2, {comma}, x, NULL, x"],
+        ],
+        after: &[
+            &["1, {comma}, d{comma}e, |, d|e; 2, {comma}, y, -, y"],
+            &["3, {comma}, NULL, ::, NULL; NULL, {comma}, z, '', z"],
+        ],
+    },
+    // listagg_retract, immediate, COUNT(*) counting records: a retraction
+    // removes the first equal live value (from the middle too); one never
+    // seen changes nothing; the separator is the latest non-NULL row's;
+    // key INT.
+    Case {
+        name: "single_immediate_listagg_retract",
+        mode: Immediate,
+        input: Retracting,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["STRING", "CHAR(5)", "STRING"],
+        calls: "COUNT_STAR, LISTAGG(0), LISTAGG(0 2), LISTAGG(1 2)",
+        before: &[
+            &["+I 1, a, x, -; +I 1, b, y, -; +I 1, a, z, -; +I 1, c, x, -;
+               -D 9, ghost, g, -; +I 2, NULL, NULL, NULL"],
+            &[
+                "-U 1, a, x, -; +U 1, d, y, |",
+                "-D 1, nope, nope, |; +I NULL, '', '', ''; -D 2, NULL, NULL, NULL",
+            ],
+        ],
+        after: &[&[
+            "-U 1, b, y, |; +U 1, b, y, /; -D 1, a, z, /",
+            "+I 3, q, r, ''; -D 1, c, x, -; -D 1, d, y, -",
+        ]],
+    },
+    // listagg_retract, mini-batch, the record counter inserted; key
+    // STRING.
+    Case {
+        name: "single_minibatch_listagg_retract",
+        mode: MiniBatch,
+        input: Retracting,
+        max_parallelism: 128,
+        keys: &["STRING"],
+        args: &["CHAR(5)", "STRING", "STRING"],
+        calls: "LISTAGG(0), LISTAGG(1 2)",
+        before: &[
+            &[
+                "+I a, one, uno, ^; +I a, two, dos, ^; +I b, NULL, NULL, NULL",
+                "+I a, one, tres, +; -D a, one, uno, ^",
+            ],
+            &["+I c, x, y, ''; +I a, two, dos, ^"],
+        ],
+        after: &[
+            &[
+                "-D a, two, dos, ^; -D b, NULL, NULL, NULL",
+                "+I c, z, w, -; -D c, x, y, ''",
+            ],
+            &["-D a, one, tres, +; +I d, e, f, ~"],
+        ],
+    },
 ];

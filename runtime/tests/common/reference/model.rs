@@ -355,8 +355,9 @@ impl Model {
                         state.value = state.value.as_ref().and_then(|cur| self.avg_sub(cur, v));
                         state.count -= 1;
                     }
-                    // The earliest live arrival of a value Java `equals` it.
-                    "FIRST_VALUE" | "LAST_VALUE" => {
+                    // The earliest live arrival of a value Java `equals` it;
+                    // LISTAGG: `List.remove`, the first equal live value.
+                    "FIRST_VALUE" | "LAST_VALUE" | "LISTAGG" => {
                         if let Some(p) = state
                             .map
                             .iter()
@@ -420,6 +421,15 @@ impl Model {
                     }
                     // LastValueAggFunction: every non-NULL value replaces it.
                     "LAST_VALUE" => state.value = Some(v.clone()),
+                    // ListAggWithRetractAggFunction: the live values in order.
+                    "LISTAGG" if self.retracting => state.map.push((v.clone(), 1)),
+                    // ListAggFunction: `acc , value`, or the value first.
+                    "LISTAGG" => {
+                        state.value = Some(match (&state.value, v) {
+                            (Some(V::S(acc)), V::S(v)) => V::S([&acc[..], b",", v].concat()),
+                            _ => v.clone(),
+                        })
+                    }
                     other => panic!("unknown function {other}"),
                 }
             }
@@ -433,7 +443,8 @@ impl Model {
         let ty = self.ty.as_ref();
         match self.function {
             "COUNT_STAR" | "COUNT" => state.count += partial.count,
-            "MIN" | "MAX" => self.fold(state, &partial.value),
+            // LISTAGG merges the partial concatenation after its separator.
+            "MIN" | "MAX" | "LISTAGG" => self.fold(state, &partial.value),
             "SUM" => {
                 if let Some(p) = &partial.value {
                     state.value = match &state.value {
@@ -473,6 +484,17 @@ impl Model {
             "MIN" | "MAX" if self.retracting && state.count <= 0 => None,
             "FIRST_VALUE" if self.retracting => state.map.first().map(|(v, _)| v.clone()),
             "LAST_VALUE" if self.retracting => state.map.last().map(|(v, _)| v.clone()),
+            "LISTAGG" if self.retracting => {
+                let parts: Vec<&[u8]> = state
+                    .map
+                    .iter()
+                    .map(|(v, _)| match v {
+                        V::S(s) => &s[..],
+                        _ => panic!("LISTAGG over a non-string"),
+                    })
+                    .collect();
+                (!parts.is_empty()).then(|| V::S(parts.join(&b","[..])))
+            }
             "AVG" => {
                 if state.count == 0 {
                     return None;
@@ -508,6 +530,7 @@ pub fn model_of(admission: &Admission) -> Model {
         "AVG" => "AVG",
         "FIRST_VALUE" => "FIRST_VALUE",
         "LAST_VALUE" => "LAST_VALUE",
+        "LISTAGG" => "LISTAGG",
         other => panic!("no reference model for {other}"),
     };
     Model {

@@ -138,7 +138,7 @@ class CompiledPlanTest {
     void aStockPlanAggforgeDoesNotRunStaysOnFlink() throws Exception {
         assertStockPlanParity(
                 RunOptions.defaults(),
-                "INSERT INTO snk SELECT k, LISTAGG(CAST(v AS STRING)) FROM src GROUP BY k",
+                "INSERT INTO snk SELECT k, JSON_ARRAYAGG(v) FROM src GROUP BY k",
                 "k BIGINT, n STRING",
                 0,
                 0);

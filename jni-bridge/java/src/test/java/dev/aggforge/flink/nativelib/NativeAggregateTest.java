@@ -108,9 +108,9 @@ class NativeAggregateTest {
         String admitted = ArrowAggregate.admit(plan("immediate"));
         assertTrue(ArrowAggregate.isAdmitted(admitted), admitted);
         assertTrue(admitted.contains("SUM") && admitted.contains("MAX"), admitted);
-        String refused = ArrowAggregate.admit(plan("immediate").replace("\"SUM\"", "\"LISTAGG\""));
+        String refused = ArrowAggregate.admit(plan("immediate").replace("\"SUM\"", "\"COLLECT\""));
         assertFalse(ArrowAggregate.isAdmitted(refused), refused);
-        assertTrue(refused.contains("LISTAGG"), refused);
+        assertTrue(refused.contains("COLLECT"), refused);
         assertTrue(ArrowAggregate.admit("{").contains("not valid JSON"));
     }
 
@@ -182,8 +182,8 @@ class NativeAggregateTest {
         AggforgeNativeException badPlan =
                 assertThrows(
                         AggforgeNativeException.class,
-                        () -> new ArrowAggregate(plan("immediate").replace("\"SUM\"", "\"LISTAGG\""), allocator));
-        assertTrue(badPlan.getMessage().contains("LISTAGG"), badPlan.getMessage());
+                        () -> new ArrowAggregate(plan("immediate").replace("\"SUM\"", "\"COLLECT\""), allocator));
+        assertTrue(badPlan.getMessage().contains("COLLECT"), badPlan.getMessage());
         assertThrows(AggforgeNativeException.class, () -> NativeAggregate.create("not json"));
         assertThrows(AggforgeNativeException.class, () -> NativeAggregate.create(null));
 
