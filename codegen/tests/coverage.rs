@@ -45,7 +45,9 @@ fn real_matrix() {
     let sums = |ordered: usize| 3 * (3 * (numeric - ordered) + ordered);
     let distinct_insert_only = 3 * types + 2 * 3 * types + 3 * 3 * numeric;
     let distinct_retracting = 3 * types + 2 * types + sums(ordered_sums);
-    let distinct = distinct_insert_only + distinct_retracting;
+    // LISTAGG(DISTINCT): both inputs, single phase (its global fold would
+    // follow Java's HashMap order of strings).
+    let distinct = distinct_insert_only + distinct_retracting + 2 * strings;
     // FIRST_VALUE and LAST_VALUE: every row, both inputs, single phase.
     let first_last = 2 * 2 * types;
     // LISTAGG: insert-only in 3 phases, retracting in the single phase.

@@ -7,7 +7,8 @@
 //!
 //! State: [`Concat`](crate::kernel::Concat). The separator, when given, is
 //! the call's second argument column (Flink's parser admits only a
-//! character literal there).
+//! character literal there). LISTAGG(DISTINCT x) runs under the DISTINCT
+//! view, each value concatenated when it first enters the group's set.
 //!
 //! Declaration, read by aggforge-codegen:
 //!
@@ -15,6 +16,7 @@
 //! # aggforge-declaration
 //! functions = ["LISTAGG"]
 //! input = ["insert_only"]
+//! distinct_view = true
 //! input_reason = "over retracting input Flink keeps the list of live values (ListAggWithRetractAggFunction): template listagg_retract"
 //! phases = ["single", "local", "global"]
 //! partial = [{ name = "accDelimiter", type = "VARCHAR" }, { name = "concatAcc", type = "VARCHAR" }]

@@ -117,6 +117,31 @@ class ListAggParityTest {
                 RunOptions.defaults(), Compare.LINES, 1, "SELECT k, LISTAGG(v0), LISTAGG(v0, '') FROM t GROUP BY k", rows);
     }
 
+    @ParameterizedTest(name = "LISTAGG(DISTINCT), mini-batch {0}")
+    @ValueSource(booleans = {false, true})
+    void distinct(boolean miniBatch) throws Exception {
+        // Each value joins when it first enters the key's set, under the view COUNT(DISTINCT)
+        // shares.
+        RunOptions options = RunOptions.defaults();
+        if (miniBatch) {
+            options = options.withMiniBatch(97).withAggPhase("ONE_PHASE");
+        }
+        NativeParity.assertParity(
+                options,
+                Compare.LINES,
+                1,
+                "SELECT k, LISTAGG(DISTINCT v0), COUNT(DISTINCT v0), LISTAGG(v0) FROM t GROUP BY k",
+                table(new CharType(5)));
+    }
+
+    @Test
+    void distinctOverRetractingInput() throws Exception {
+        String sql =
+                "SELECT MOD(c, 4), LISTAGG(DISTINCT v), COUNT(*) FROM"
+                        + " (SELECT k, COUNT(*) AS c, MIN(v0) AS v FROM t GROUP BY k) GROUP BY MOD(c, 4)";
+        NativeParity.assertParity(RunOptions.defaults(), Compare.LINES, 2, sql, strings());
+    }
+
     /** A nested GROUP BY: the outer LISTAGG folds the inner aggregate's -U/+U changes. */
     private static final String NESTED =
             "SELECT MOD(c, 5), LISTAGG(v), LISTAGG(v, '/'), COUNT(*) FROM"
