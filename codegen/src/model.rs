@@ -183,11 +183,13 @@ pub enum Function {
     LastValue,
     /// LISTAGG(x [, separator])
     ListAgg,
+    /// SINGLE_VALUE(x): a scalar subquery's one value
+    SingleValue,
 }
 
 impl Function {
     /// Every function, in listing order.
-    pub const ALL: [Function; 10] = [
+    pub const ALL: [Function; 11] = [
         Function::Min,
         Function::Max,
         Function::CountStar,
@@ -198,10 +200,11 @@ impl Function {
         Function::FirstValue,
         Function::LastValue,
         Function::ListAgg,
+        Function::SingleValue,
     ];
 
     /// Spec spelling: `MIN`, `MAX`, `COUNT_STAR`, `COUNT`, `SUM`, `SUM0`, `AVG`,
-    /// `FIRST_VALUE`, `LAST_VALUE`, `LISTAGG`.
+    /// `FIRST_VALUE`, `LAST_VALUE`, `LISTAGG`, `SINGLE_VALUE`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Function::Min => "MIN",
@@ -214,6 +217,7 @@ impl Function {
             Function::FirstValue => "FIRST_VALUE",
             Function::LastValue => "LAST_VALUE",
             Function::ListAgg => "LISTAGG",
+            Function::SingleValue => "SINGLE_VALUE",
         }
     }
 
@@ -276,11 +280,14 @@ pub enum StateTemplate {
     /// The live values in arrival order and the latest separator (LISTAGG
     /// over retracting input).
     ListAggRetract,
+    /// The value and a count of rows; a second value fails the query
+    /// (SINGLE_VALUE).
+    SingleValue,
 }
 
 impl StateTemplate {
     /// Every template.
-    pub const ALL: [StateTemplate; 12] = [
+    pub const ALL: [StateTemplate; 13] = [
         StateTemplate::RunningExtreme,
         StateTemplate::CountStar,
         StateTemplate::Count,
@@ -293,6 +300,7 @@ impl StateTemplate {
         StateTemplate::FirstLastRetract,
         StateTemplate::ListAgg,
         StateTemplate::ListAggRetract,
+        StateTemplate::SingleValue,
     ];
 
     /// Spec spelling.
@@ -310,6 +318,7 @@ impl StateTemplate {
             StateTemplate::FirstLastRetract => "first_last_retract",
             StateTemplate::ListAgg => "listagg",
             StateTemplate::ListAggRetract => "listagg_retract",
+            StateTemplate::SingleValue => "single_value",
         }
     }
 

@@ -194,7 +194,7 @@ fn unknown_filter_names_are_usage_errors() {
             "--function",
             "MEDIAN",
             "unknown function `MEDIAN` (known: MIN, MAX, COUNT_STAR, COUNT, SUM, SUM0, AVG, \
-             FIRST_VALUE, LAST_VALUE, LISTAGG)",
+             FIRST_VALUE, LAST_VALUE, LISTAGG, SINGLE_VALUE)",
         ),
         ("--type", "INTEGER", "unknown type `INTEGER`"),
         (

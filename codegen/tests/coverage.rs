@@ -31,7 +31,7 @@ fn real_matrix() {
         .filter(|t| t.carrier == aggforge_codegen::model::Carrier::Bytes)
         .count();
     let rows = coverage(&specs);
-    assert_eq!(rows.len(), (9 * types + 1) * 3 * 2 * 2);
+    assert_eq!(rows.len(), (10 * types + 1) * 3 * 2 * 2);
     // Insert-only specializations in 3 phases, retracting COUNT, COUNT(*),
     // SUM, SUM0, AVG in 3 phases, retracting MIN/MAX in the single phase only.
     let insert_only = 3 * types + 1 + 3 * numeric;
@@ -52,9 +52,17 @@ fn real_matrix() {
     let first_last = 2 * 2 * types;
     // LISTAGG: insert-only in 3 phases, retracting in the single phase.
     let listagg = 3 * strings + strings;
+    // SINGLE_VALUE: every row, both inputs, single phase.
+    let single_value = 2 * types;
     assert_eq!(
         rows.iter().filter(|r| r.status.is_specialized()).count(),
-        insert_only * 3 + retracting * 3 + 2 * types + distinct + first_last + listagg
+        insert_only * 3
+            + retracting * 3
+            + 2 * types
+            + distinct
+            + first_last
+            + listagg
+            + single_value
     );
     let avg_int_global = rows
         .iter()

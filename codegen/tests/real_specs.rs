@@ -30,17 +30,18 @@ fn real_specs_load() {
         .iter()
         .filter(|t| t.carrier == aggforge_codegen::model::Carrier::Bytes)
         .count();
-    assert_eq!(specs.templates.len(), 12);
-    // 16 plain entries (two each for FIRST_VALUE/LAST_VALUE and LISTAGG)
+    assert_eq!(specs.templates.len(), 13);
+    // 18 plain entries (two each for FIRST_VALUE/LAST_VALUE, LISTAGG and
+    // SINGLE_VALUE)
     // and 15 DISTINCT ones (specs/distinct.toml: over retracting input the
     // order-sensitive folds have their own single-phase entries).
-    assert_eq!(specs.entries.len(), 31);
+    assert_eq!(specs.entries.len(), 33);
     let all = specs.specializations();
     // Each input mode: every function plain, and every one but COUNT(*),
-    // FIRST_VALUE and LAST_VALUE DISTINCT.
+    // FIRST_VALUE, LAST_VALUE and SINGLE_VALUE DISTINCT.
     assert_eq!(
         all.len(),
-        2 * (5 * rows + 1 + 3 * numeric + strings) + 2 * (3 * rows + 3 * numeric + strings)
+        2 * (6 * rows + 1 + 3 * numeric + strings) + 2 * (3 * rows + 3 * numeric + strings)
     );
     // Two-phase DISTINCT over FLOAT/DOUBLE and retracting input: COUNT only.
     assert!(all
@@ -69,6 +70,7 @@ fn real_specs_load() {
         assert_eq!(count(Function::FirstValue, input), rows);
         assert_eq!(count(Function::LastValue, input), rows);
         assert_eq!(count(Function::ListAgg, input), strings);
+        assert_eq!(count(Function::SingleValue, input), rows);
     }
     assert!(specs
         .entries

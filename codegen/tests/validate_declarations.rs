@@ -46,6 +46,7 @@ fn the_real_declarations() {
             "listagg",
             "listagg_retract",
             "running_extreme",
+            "single_value",
             "sum",
             "sum0",
             "sum_retract"

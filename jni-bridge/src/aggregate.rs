@@ -125,6 +125,12 @@ pub fn set_time(handle: u64, now_ms: i64) -> BridgeResult<()> {
     OPERATORS.with(handle, |op| Ok(op.set_time(now_ms)?))
 }
 
+/// Flink's message when a function failed the query in the latest
+/// `process` or `flush` (whose rows are those Flink emits before failing).
+pub fn failure(handle: u64) -> BridgeResult<Option<&'static str>> {
+    OPERATORS.with(handle, |op| Ok(op.failure()))
+}
+
 /// Bytes of state and bundle the operator holds.
 pub fn memory_used(handle: u64) -> BridgeResult<usize> {
     OPERATORS.with(handle, |op| Ok(op.memory_used()))

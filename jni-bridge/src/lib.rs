@@ -232,6 +232,24 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_setTime
     entry(&mut env, (), |_| aggregate::set_time(handle as u64, now_ms))
 }
 
+/// `static native String failure(long handle)`: Flink's message when a
+/// function failed the query in the latest `process` or `flush`, or null.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_failure<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jstring {
+    entry(
+        &mut env,
+        std::ptr::null_mut(),
+        |env| match aggregate::failure(handle as u64)? {
+            Some(message) => Ok(env.new_string(message)?.into_raw()),
+            None => Ok(std::ptr::null_mut()),
+        },
+    )
+}
+
 /// `static native long memoryUsed(long handle)`.
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_memoryUsed<'l>(

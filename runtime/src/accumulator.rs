@@ -150,6 +150,20 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
     /// Bytes of state held, heap included.
     fn memory_bytes(&self) -> usize;
 
+    /// The first row of the latest `update`/`update_traced` this call
+    /// refused, with Flink's message: its function fails the query there
+    /// (SINGLE_VALUE's second value). The refused row and the failed
+    /// group's later rows were not folded.
+    fn refused_row(&self) -> Option<(usize, &'static str)> {
+        None
+    }
+
+    /// The position in `groups` of the first group a refused row failed,
+    /// with the message (mini-batch: the flush fails there).
+    fn failed_position(&self, _groups: &[u32]) -> Option<(usize, &'static str)> {
+        None
+    }
+
     /// A fresh DISTINCT view for `calls` calls over this call's argument;
     /// `None` for a call that is not DISTINCT.
     fn new_distinct_view(&self, _calls: usize) -> Option<ViewHandle> {

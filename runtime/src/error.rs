@@ -30,6 +30,10 @@ pub enum AggError {
     /// An Arrow kernel failed.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
+    /// A function failed the query as Flink's would (its own message, e.g.
+    /// SINGLE_VALUE's second value); the operator takes no more input.
+    #[error("{0}")]
+    Failed(String),
     /// A method the specialization does not support in this phase.
     #[error("unsupported: {0}")]
     Unsupported(String),

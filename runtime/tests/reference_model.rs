@@ -117,9 +117,11 @@ fn run_one(admission: &'static Admission, model: &Model, case: &Case) -> Result<
         for (i, &g) in batch.groups.iter().enumerate() {
             let state = &mut reference[g as usize];
             let before = model.result(state);
+            let failed_before = state.failed();
             fold_row(model, state, batch, i);
             let after = model.result(state);
-            rows.push((after.clone(), !java_equal(&before, &after)));
+            let fails = !failed_before && state.failed();
+            rows.push((after.clone(), !java_equal(&before, &after), fails));
         }
         traced_reference.push(rows);
     }
@@ -137,6 +139,20 @@ fn run_one(admission: &'static Admission, model: &Model, case: &Case) -> Result<
             ok("update", acc.update(&update))?;
             let mut changed = vec![false; batch.groups.len()];
             let out = ok("traced update", traced.update_traced(&update, &mut changed))?;
+            // SINGLE_VALUE: the first row that fails its group is refused.
+            let refused = rows.iter().position(|r| r.2);
+            prop_assert_eq!(
+                acc.refused_row().map(|r| r.0),
+                refused,
+                "batch {} refused",
+                b
+            );
+            prop_assert_eq!(
+                traced.refused_row().map(|r| r.0),
+                refused,
+                "batch {} traced refused",
+                b
+            );
             let per_row: Vec<Option<V>> = rows.iter().map(|r| r.0.clone()).collect();
             check_results(&format!("batch {b} traced"), "row", &out, &per_row)?;
             let flags: Vec<bool> = rows.iter().map(|r| r.1).collect();

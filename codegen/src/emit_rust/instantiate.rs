@@ -308,6 +308,25 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
                 scales: no_scales,
             })
         }
+        StateTemplate::SingleValue => {
+            if shape.result != TypeExpr::Arg {
+                return Err(EmitError::new(
+                    at,
+                    "single_value returns the argument's type (result = \"arg\")",
+                ));
+            }
+            let binding = &input.binding;
+            let equality = equality(&input);
+            let rule = quote!(crate::templates::single_value::SingleValue<#binding, #equality>);
+            // Single phase only: the "partials" are the snapshot's (value, count).
+            Ok(Parts {
+                state: quote!(crate::kernel::SingleValues<#rule>),
+                partial_types: quote!(vec![#arg_type, ::arrow_schema::DataType::Int32]),
+                arg_type: Some(arg_type.clone()),
+                result_type: arg_type,
+                scales: no_scales,
+            })
+        }
         StateTemplate::FirstLastRetract => {
             let position = position(spec.function, "first_last_retract", at)?;
             let binding = &input.binding;

@@ -71,6 +71,7 @@ impl GroupAggOperator {
     /// and returns nothing. Flush first: Flink finishes the bundle before
     /// a checkpoint barrier, so an open bundle is an error.
     pub fn snapshot(&self) -> Result<Vec<(u16, Vec<u8>)>> {
+        self.check_not_failed()?;
         if self.has_open_bundle() {
             return Err(AggError::Snapshot(
                 "the bundle is open; flush before taking a snapshot".into(),

@@ -100,16 +100,22 @@ impl GroupAggOperator {
         self.ids = ids;
         self.budget.release(prev_bytes);
 
-        let changes = prev_src
-            .iter()
-            .zip(&changed)
-            .enumerate()
-            .map(|(row, (&prev, &changed))| Change {
-                row: row as u32,
-                prev,
-                emptied: false,
-                changed,
-            });
+        // A refused row fails the query after the changes of the rows
+        // before it.
+        let refused = self.first_refused_row();
+        self.failure = refused.map(|(_, message)| message);
+        let emitted = refused.map_or(rows, |(row, _)| row);
+        let changes =
+            prev_src[..emitted]
+                .iter()
+                .zip(&changed)
+                .enumerate()
+                .map(|(row, (&prev, &changed))| Change {
+                    row: row as u32,
+                    prev,
+                    emptied: false,
+                    changed,
+                });
         changelog::emit(
             Rules::of(&self.plan),
             changes,
@@ -193,6 +199,9 @@ impl GroupAggOperator {
                 .position(|f| f.empties)
                 .map_or(ids.len(), |p| start + p + 1);
             outputs.push(self.fold_piece(input, kinds, ids, &fates, start, end)?);
+            if self.failure.is_some() {
+                break;
+            }
             start = end;
         }
         Ok(concat_batches(&self.schema, &outputs)?)
@@ -310,7 +319,12 @@ impl GroupAggOperator {
         self.touch(&written);
         self.clear_groups(&emptied);
         let keys: Vec<ArrayRef> = input.keys.iter().map(|k| k.slice(start, len)).collect();
-        let changes = piece_fates
+        // A refused row fails the query after the changes of the rows
+        // before it.
+        let refused = self.first_refused_row();
+        self.failure = refused.map(|(_, message)| message);
+        let emitted = refused.map_or(len, |(row, _)| row);
+        let changes = piece_fates[..emitted]
             .iter()
             .enumerate()
             .filter(|(_, fate)| fate.accepted)

@@ -99,7 +99,14 @@ impl GroupAggOperator {
             let kept = self.cut_bundle(&order)?;
             order.truncate(kept);
         }
-        let groups: Vec<u32> = order.iter().map(|&s| touched[s as usize]).collect();
+        let mut groups: Vec<u32> = order.iter().map(|&s| touched[s as usize]).collect();
+        // A failed group fails the query where Flink's loop reaches it,
+        // after the changes of the groups before it.
+        if let Some((at, message)) = self.first_failed_position(&groups) {
+            order.truncate(at);
+            groups.truncate(at);
+            self.failure = Some(message);
+        }
         let after = self.evaluate_all(&groups)?;
         let counts = self.record_counts(&groups)?;
         let mut before = Vec::with_capacity(self.visible);

@@ -106,6 +106,10 @@ pub struct GroupAggOperator {
     ordered: view_order::OrderedViews,
     /// An incremental aggregate's final level (`AggPlan::final_key`).
     finals: Option<incremental::FinalLevel>,
+    /// Flink's message once a function failed the query (SINGLE_VALUE's
+    /// second value): the changes Flink emits before that point were
+    /// returned, and the operator takes nothing more.
+    failure: Option<&'static str>,
 }
 
 /// The calls an operator runs and the record-counting one: over
@@ -269,6 +273,7 @@ impl GroupAggOperator {
             shared,
             ordered,
             finals,
+            failure: None,
             plan,
             calls,
             visible,
@@ -295,6 +300,7 @@ impl GroupAggOperator {
     /// Processes one input batch. Immediate mode returns the changelog
     /// rows it causes; the bundled modes buffer and return `None`.
     pub fn process(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+        self.check_not_failed()?;
         let mut input = input::read(
             batch,
             &self.plan.key_columns,
@@ -331,6 +337,7 @@ impl GroupAggOperator {
     /// the local phase, its partials) and starts a new bundle. Immediate
     /// mode has no bundle and returns `None`.
     pub fn flush(&mut self) -> Result<Option<RecordBatch>> {
+        self.check_not_failed()?;
         match (self.plan.phase, self.plan.emission) {
             (Phase::Single, Emission::Immediate) => Ok(None),
             (Phase::Single, Emission::MiniBatch) => self.flush_bundled(),
@@ -338,6 +345,36 @@ impl GroupAggOperator {
             (Phase::Global, _) if self.finals.is_some() => self.flush_incremental(),
             (Phase::Global, _) => self.flush_global(),
         }
+    }
+
+    /// Flink's message when a function failed the query in the latest
+    /// `process` or `flush`, whose output holds the changes Flink emits
+    /// before failing. Every later call fails with it.
+    pub fn failure(&self) -> Option<&'static str> {
+        self.failure
+    }
+
+    fn check_not_failed(&self) -> Result<()> {
+        match self.failure {
+            Some(message) => Err(AggError::Failed(message.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// The first row an output call refused in its latest update.
+    fn first_refused_row(&self) -> Option<(usize, &'static str)> {
+        self.accs[..self.visible]
+            .iter()
+            .filter_map(|a| a.refused_row())
+            .min_by_key(|&(row, _)| row)
+    }
+
+    /// The first position in `groups` of a group an output call failed.
+    fn first_failed_position(&self, groups: &[u32]) -> Option<(usize, &'static str)> {
+        self.accs[..self.visible]
+            .iter()
+            .filter_map(|a| a.failed_position(groups))
+            .min_by_key(|&(at, _)| at)
     }
 
     /// True when a bundle holds rows not yet flushed.

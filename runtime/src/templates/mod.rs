@@ -29,6 +29,7 @@ pub mod listagg;
 pub mod listagg_retract;
 pub mod rules;
 pub mod running_extreme;
+pub mod single_value;
 mod state;
 pub mod sum;
 pub mod sum0;
@@ -154,6 +155,16 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
         after: &ArrayRef,
         changed: &mut [bool],
     ) -> Result<()>;
+    /// The first row the latest update refused, with the message (a
+    /// function that fails the query, SINGLE_VALUE); `None` for templates
+    /// that never refuse.
+    fn refused_row(&self) -> Option<(usize, &'static str)> {
+        None
+    }
+    /// The position in `groups` of the first group a refused row failed.
+    fn failed_position(&self, _groups: &[u32]) -> Option<(usize, &'static str)> {
+        None
+    }
     /// A fresh DISTINCT view for `calls` calls over this state's carrier
     /// (`None`: not a DISTINCT view).
     fn new_view(&self, _calls: usize) -> Option<ViewHandle> {
@@ -353,6 +364,14 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
 
     fn memory_bytes(&self) -> usize {
         self.state.memory_bytes()
+    }
+
+    fn refused_row(&self) -> Option<(usize, &'static str)> {
+        self.state.refused_row()
+    }
+
+    fn failed_position(&self, groups: &[u32]) -> Option<(usize, &'static str)> {
+        self.state.failed_position(groups)
     }
 
     fn new_distinct_view(&self, calls: usize) -> Option<ViewHandle> {

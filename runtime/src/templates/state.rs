@@ -42,6 +42,7 @@ macro_rules! kernel_basics {
         }
     };
 }
+pub(super) use kernel_basics;
 
 impl<R: SlotRule> TemplateState for Slots<R>
 where

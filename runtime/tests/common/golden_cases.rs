@@ -587,4 +587,41 @@ pub const CASES: &[Case] = &[
             &["-D a, one, tres, +; +I d, e, f, ~"],
         ],
     },
+    // single_value, immediate: one row per key (a second one fails, see
+    // runtime/tests/single_value.rs); NULL is a value; i64 and bytes; key
+    // INT.
+    Case {
+        name: "single_immediate_single_value",
+        mode: Immediate,
+        input: InsertOnly,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["BIGINT", "STRING"],
+        calls: "SINGLE_VALUE(0), SINGLE_VALUE(1)",
+        before: &[
+            &["1, 5, a; 2, NULL, b; NULL, 7, NULL"],
+            &["3, -1, ''"],
+        ],
+        after: &[&["4, 9, z; 5, NULL, NULL", "6, 0, q"]],
+    },
+    // single_value, mini-batch over retracting input: a retraction empties
+    // the value (count 1 -> 0), the next row sets it; i128 (DECIMAL(38,
+    // 4)) and bool; key STRING.
+    Case {
+        name: "single_minibatch_single_value",
+        mode: MiniBatch,
+        input: Retracting,
+        max_parallelism: 128,
+        keys: &["STRING"],
+        args: &["DECIMAL(38, 4)", "BOOLEAN"],
+        calls: "COUNT_STAR, SINGLE_VALUE(0), SINGLE_VALUE(1)",
+        before: &[
+            &["+I a, 1.0000, true; +I b, NULL, false"],
+            &["-U a, 1.0000, true; +U a, 2.0000, NULL; +I c, 3.0000, true"],
+        ],
+        after: &[
+            &["-D b, NULL, false; -U a, 2.0000, NULL; +U a, 4.0000, false"],
+            &["+I b, -5.5000, true; -D c, 3.0000, true"],
+        ],
+    },
 ];

@@ -88,6 +88,16 @@ pub struct Ref {
     /// DISTINCT: each value seen and its multiplicity (Flink's distinct
     /// MapView), compared as boxed Java values.
     view: Vec<(V, i64)>,
+    /// SINGLE_VALUE: a row failed the group (Flink throws there); later
+    /// rows leave it as it is.
+    failed: bool,
+}
+
+impl Ref {
+    /// Whether a row failed the group (SINGLE_VALUE).
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
 }
 
 /// Adds `delta` to `v`'s count in the DISTINCT view (a count of 0
@@ -231,12 +241,14 @@ impl Model {
                 count: 0,
                 map: Vec::new(),
                 view: Vec::new(),
+                failed: false,
             },
             _ => Ref {
                 value: None,
                 count: 0,
                 map: Vec::new(),
                 view: Vec::new(),
+                failed: false,
             },
         }
     }
@@ -332,6 +344,13 @@ impl Model {
     pub fn unfold(&self, state: &mut Ref, value: &Option<V>) {
         let ty = self.ty.as_ref();
         match self.function {
+            // SingleValueAggFunction: NULL if the count is 0 or 1, else throw.
+            "SINGLE_VALUE" if state.failed => {}
+            "SINGLE_VALUE" if state.count == 0 || state.count == 1 => {
+                state.value = None;
+                state.count -= 1;
+            }
+            "SINGLE_VALUE" => state.failed = true,
             "COUNT_STAR" => state.count -= 1,
             "COUNT" => state.count -= value.is_some() as i64,
             _ => {
@@ -375,6 +394,14 @@ impl Model {
     pub fn fold(&self, state: &mut Ref, value: &Option<V>) {
         let ty = self.ty.as_ref();
         match self.function {
+            // SingleValueAggFunction: the value (NULL counts) if the count
+            // is 0 or less, else throw.
+            "SINGLE_VALUE" if state.failed => {}
+            "SINGLE_VALUE" if state.count > 0 => state.failed = true,
+            "SINGLE_VALUE" => {
+                state.value = value.clone();
+                state.count += 1;
+            }
             "COUNT_STAR" => state.count += 1,
             "COUNT" => state.count += value.is_some() as i64,
             _ => {
@@ -531,6 +558,7 @@ pub fn model_of(admission: &Admission) -> Model {
         "FIRST_VALUE" => "FIRST_VALUE",
         "LAST_VALUE" => "LAST_VALUE",
         "LISTAGG" => "LISTAGG",
+        "SINGLE_VALUE" => "SINGLE_VALUE",
         other => panic!("no reference model for {other}"),
     };
     Model {

@@ -6,6 +6,7 @@ import org.apache.arrow.c.CDataDictionaryProvider;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.table.api.TableRuntimeException;
 
 /**
  * One native group-aggregate operator with its Arrow plumbing: the C Data Interface structs are
@@ -140,6 +141,25 @@ public final class ArrowAggregate implements AutoCloseable {
             NativeAggregate.restore(handle, payloads);
         } finally {
             nativeNanos += System.nanoTime() - start;
+        }
+    }
+
+    /**
+     * Throws Flink's error when a function failed the query in the latest {@link #process} or
+     * {@link #flush} (call it after emitting their rows, as Flink emits them before failing).
+     */
+    public void throwIfFailed() {
+        checkOpen();
+        String message;
+        long start = System.nanoTime();
+        try {
+            message = NativeAggregate.failure(handle);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+        if (message != null) {
+            // What Flink's own function throws (its generated THROW_EXCEPTION call).
+            throw new TableRuntimeException(message);
         }
     }
 

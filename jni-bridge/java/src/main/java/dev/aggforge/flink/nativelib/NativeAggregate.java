@@ -71,6 +71,13 @@ public final class NativeAggregate {
     /** Bytes of state and bundle the operator holds. */
     public static native long memoryUsed(long handle);
 
+    /**
+     * Flink's message when a function failed the query in the latest {@link #process} or {@link
+     * #flush} (SINGLE_VALUE's second value), whose output holds the rows Flink emits before
+     * failing; null otherwise.
+     */
+    public static native String failure(long handle);
+
     /** Index in a {@link #stats} array: bytes of state and bundle held (as {@link #memoryUsed}). */
     public static final int STATS_MEMORY_USED = 0;
 

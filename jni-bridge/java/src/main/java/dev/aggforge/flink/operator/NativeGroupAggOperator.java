@@ -253,6 +253,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
         ROWS.addAndGet(rows);
         metrics.batchIn(rows);
         emit(out);
+        aggregate.throwIfFailed();
         publishMetrics(false);
     }
 
@@ -288,6 +289,7 @@ public final class NativeGroupAggOperator extends AbstractStreamOperator<RowData
                 throw named(e);
             }
             emit(flushed);
+            aggregate.throwIfFailed();
             bundleCount = 0;
             publishMetrics(false);
         }
