@@ -137,6 +137,7 @@ impl LocalOperator {
                     distinct: false,
                     filter: None,
                     result_type: None,
+                    retracts: true,
                 }
             })
             .collect();

@@ -71,6 +71,7 @@ fn calls(global: bool) -> Vec<AggCall> {
         distinct: false,
         filter: None,
         result_type: None,
+        retracts: true,
     };
     let (min, max, count, sum, avg) = if global {
         (vec![1], vec![2], vec![3], vec![4], vec![5, 6])

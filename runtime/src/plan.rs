@@ -101,6 +101,10 @@ pub struct AggCall {
     /// specialization whose result has another Arrow type. `None` (plans
     /// written before the field existed) skips the check.
     pub result_type: Option<SqlType>,
+    /// Whether Flink planned the call with retraction (its
+    /// `aggCallNeedRetractions`). Over retracting input a call without it
+    /// runs its insert-only function, which skips -U/-D rows.
+    pub retracts: bool,
 }
 
 /// Everything one group-aggregate operator needs to know.
@@ -167,6 +171,16 @@ struct WireCall {
     filter: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     result_type: Option<String>,
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    retracts: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(value: &bool) -> bool {
+    *value
 }
 
 #[derive(Serialize, Deserialize)]
@@ -212,6 +226,7 @@ impl AggPlan {
                     distinct: c.distinct,
                     filter: c.filter,
                     result_type: c.result_type.map(|t| t.to_string()),
+                    retracts: c.retracts,
                 })
                 .collect(),
             phase: self.phase.as_str().to_string(),
@@ -250,6 +265,7 @@ impl AggPlan {
                     distinct: c.distinct,
                     filter: c.filter,
                     result_type: c.result_type.as_deref().map(str::parse).transpose()?,
+                    retracts: c.retracts,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -282,6 +298,16 @@ impl AggPlan {
         Ok(plan)
     }
 
+    /// The input mode `call` runs in: the plan's, but insert-only for a
+    /// call Flink planned without retraction (it skips -U/-D rows).
+    pub fn call_input(&self, call: &AggCall) -> InputMode {
+        if call.retracts {
+            self.input
+        } else {
+            InputMode::InsertOnly
+        }
+    }
+
     /// The registry row for `call` in this plan's phase and input mode.
     pub fn lookup(
         &self,
@@ -291,7 +317,7 @@ impl AggPlan {
             &call.function,
             call.arg_types.first(),
             self.phase,
-            self.input,
+            self.call_input(call),
             call.distinct,
         )?;
         if call.arg_types.len() > admission.max_args {
@@ -535,6 +561,20 @@ pub fn admit(plan: &AggPlan) -> Result<Admitted, NotAdmitted> {
             )));
         }
     }
+    if plan.input == InputMode::Retracting {
+        if let Some((i, call)) = plan
+            .calls
+            .iter()
+            .enumerate()
+            .find(|(_, c)| !c.retracts && c.distinct)
+        {
+            return Err(refuse(format!(
+                "call {i} ({} DISTINCT) is planned without retraction over a retracting input, \
+                 which is not modelled for DISTINCT views",
+                call.function
+            )));
+        }
+    }
     let mut specializations = Vec::with_capacity(plan.calls.len());
     let mut admissions = Vec::with_capacity(plan.calls.len());
     for (i, call) in plan.calls.iter().enumerate() {
@@ -605,6 +645,7 @@ mod tests {
                 distinct: false,
                 filter: None,
                 result_type: None,
+                retracts: true,
             }],
             phase: Phase::Single,
             input: InputMode::InsertOnly,

@@ -366,3 +366,42 @@ fn min_max_over_retractions_find_the_next_extreme() {
     local.phase = Phase::Local;
     assert!(GroupAggOperator::new(local).is_err());
 }
+
+/// A call Flink plans without retraction (a MAX over a column its planner
+/// knows only grows) runs its insert-only function: -U/-D rows leave it
+/// as it is, while COUNT(*) and SUM retract as usual.
+#[test]
+fn a_call_planned_without_retraction_skips_retractions() {
+    let mut max = call("MAX", Some((1, SqlType::of("BIGINT"))));
+    max.retracts = false;
+    let calls = vec![
+        call("COUNT_STAR", None),
+        max,
+        call("SUM", Some((1, SqlType::of("BIGINT")))),
+    ];
+    let input = [
+        (I, 1, Some(5)),
+        (I, 1, Some(7)),
+        (UB, 1, Some(7)),
+        (UA, 1, Some(6)),
+    ];
+    let mut op = GroupAggOperator::new(retracting(calls.clone(), Emission::Immediate)).unwrap();
+    assert_eq!(
+        run_immediate(&mut op, &[rows_of(&input)]),
+        strs(&[
+            "+I[1, 1, 5, 5]",
+            "-U[1, 1, 5, 5]",
+            "+U[1, 2, 7, 12]",
+            "-U[1, 2, 7, 12]",
+            "+U[1, 1, 7, 5]",
+            "-U[1, 1, 7, 5]",
+            "+U[1, 2, 7, 11]",
+        ])
+    );
+    assert!(op.specializations()[1].contains("insert_only"));
+    let mut op = GroupAggOperator::new(retracting(calls, Emission::MiniBatch)).unwrap();
+    assert_eq!(
+        run_bundles(&mut op, &[vec![rows_of(&input)]]),
+        strs(&["+I[1, 2, 7, 11]"])
+    );
+}

@@ -31,6 +31,7 @@ mod checkpoint;
 mod immediate;
 mod incremental;
 mod input;
+mod insert_only_call;
 mod live;
 mod minibatch;
 mod retract;
@@ -140,6 +141,7 @@ fn effective_calls(plan: &AggPlan) -> Result<(Vec<AggCall>, Option<usize>)> {
         distinct: false,
         filter: None,
         result_type: None,
+        retracts: true,
     });
     let counter = calls.len() - 1;
     Ok((calls, Some(counter)))
@@ -160,15 +162,24 @@ fn call_admissions(
     Ok(admissions)
 }
 
-/// One accumulator per call, from its registry row.
+/// One accumulator per call, from its registry row; a call Flink planned
+/// without retraction over retracting input sees only +I/+U rows.
 fn create_accumulators(
+    plan: &AggPlan,
     admissions: &[&'static Admission],
     calls: &[AggCall],
 ) -> Result<Vec<Box<dyn GroupAccumulator>>> {
     admissions
         .iter()
         .zip(calls)
-        .map(|(admission, call)| admission.create(call.arg_types.first()))
+        .map(|(admission, call)| {
+            let acc = admission.create(call.arg_types.first())?;
+            Ok(if plan.call_input(call) != plan.input {
+                Box::new(insert_only_call::InsertOnlyCall(acc)) as Box<dyn GroupAccumulator>
+            } else {
+                acc
+            })
+        })
         .collect()
 }
 
@@ -180,10 +191,10 @@ impl GroupAggOperator {
         let (calls, counter) = effective_calls(&plan)?;
         let visible = plan.calls.len();
         let admissions = call_admissions(&plan, &admitted, &calls)?;
-        let mut accs = create_accumulators(&admissions, &calls)?;
+        let mut accs = create_accumulators(&plan, &admissions, &calls)?;
         let shared = shared_views::share(&plan, &calls, &mut accs);
         let bundle_accs = if plan.phase == Phase::Global {
-            let mut bundle_accs = create_accumulators(&admissions, &calls)?;
+            let mut bundle_accs = create_accumulators(&plan, &admissions, &calls)?;
             shared_views::share(&plan, &calls, &mut bundle_accs);
             bundle_accs
         } else {

@@ -25,6 +25,7 @@ pub fn call(function: &str, arg: Option<(usize, SqlType)>) -> AggCall {
         distinct: false,
         filter: None,
         result_type: None,
+        retracts: true,
     }
 }
 

@@ -337,8 +337,13 @@ public record AggregateDescriptor(
                     .append(",\"filter\":")
                     .append(call.filter() < 0 || phase.mergesPartials() ? "null" : call.filter())
                     .append(",\"result_type\":")
-                    .append(quote(call.resultType()))
-                    .append('}');
+                    .append(quote(call.resultType()));
+            // Over retracting input a call Flink planned without retraction runs its
+            // insert-only function (the runtime skips its -U/-D rows).
+            if (input == InputMode.RETRACTING && !call.retraction()) {
+                json.append(",\"retracts\":false");
+            }
+            json.append('}');
         }
         json.append("],\"phase\":")
                 .append(quote(phase == Phase.INCREMENTAL ? Phase.GLOBAL.wire() : phase.wire()));

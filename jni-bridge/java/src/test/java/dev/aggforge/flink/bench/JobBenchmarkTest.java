@@ -61,6 +61,11 @@ import dev.aggforge.flink.AggforgeOptions;
  *   <li>{@code keys1m-bigint-{single,two}}: {@code MIN, MAX, COUNT, SUM} over BIGINT, {@code
  *       bench.bigRows} rows (1,000,000), keys drawn from the whole INT range, so almost every key
  *       has exactly one row (about 1,000,000 keys)
+ *   <li>{@code singlevalue-keys1m-{single,minibatch}}: {@code SINGLE_VALUE(v0)} over BIGINT,
+ *       {@code bench.bigRows} rows with a distinct key each; immediate and mini-batch (one phase:
+ *       two-phase SINGLE_VALUE is not native)
+ *   <li>{@code listagg-string-{single,two}}: {@code LISTAGG(v0), LISTAGG(v0, '|')} over STRING,
+ *       {@code bench.rows} rows, 65,536 keys (about 30 values per key)
  * </ul>
  *
  * <p>{@code bench.nativeOnly=true} runs only the native jobs of the selected workloads ({@code
@@ -241,6 +246,27 @@ class JobBenchmarkTest {
                 two,
                 bigRows,
                 -1,
+                nulls);
+
+        // SINGLE_VALUE, one row per key (a second one would fail the job).
+        InputTable distinctKeys =
+                InputTable.generated("t", bigRows, InputTable.DISTINCT_KEYS, nulls, 42, new BigIntType());
+        String singleValue = "SELECT k, SINGLE_VALUE(v0) FROM t GROUP BY k";
+        String distinctData = String.format(Locale.ROOT, "%,d rows, a key each, %.3f NULL", bigRows, nulls);
+        all.add(new Workload("singlevalue-keys1m-single", singleValue + " | " + distinctData + " | single phase, immediate", distinctKeys, singleValue, single, 1));
+        all.add(new Workload("singlevalue-keys1m-minibatch", singleValue + " | " + distinctData + " | single phase, mini-batch", distinctKeys, singleValue, single.withMiniBatch(miniBatch).withConfig("table.exec.mini-batch.allow-latency", "1 s"), 1));
+        // LISTAGG over strings, ~30 values per key.
+        InputTable manyKeyStrings =
+                InputTable.generated("t", rows, 65_536, nulls, 42, new VarCharType(VarCharType.MAX_LENGTH));
+        addBothPhases(
+                all,
+                "listagg-string",
+                "SELECT k, LISTAGG(v0), LISTAGG(v0, '|') FROM t GROUP BY k",
+                manyKeyStrings,
+                single,
+                two,
+                rows,
+                65_536,
                 nulls);
 
         List<Workload> selected = select(all, only);

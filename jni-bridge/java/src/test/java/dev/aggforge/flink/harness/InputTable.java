@@ -48,10 +48,14 @@ public final class InputTable implements Serializable {
         this.generator = generator;
     }
 
+    /** {@code keys} for {@link #generated}: every row its own key (up to 2^32 rows). */
+    public static final int DISTINCT_KEYS = 0;
+
     /**
      * A generated table: column {@code k} INT NOT NULL cycles through {@code keys} values in a
-     * seeded pseudo-random order, then one column per entry of {@code valueTypes} named {@code
-     * v0, v1, ...}, NULL with probability {@code nullFraction}.
+     * seeded pseudo-random order ({@link #DISTINCT_KEYS}: a distinct key per row, in a scrambled
+     * order), then one column per entry of {@code valueTypes} named {@code v0, v1, ...}, NULL with
+     * probability {@code nullFraction}.
      */
     public static InputTable generated(
             String name,
@@ -134,7 +138,9 @@ public final class InputTable implements Serializable {
         public RowData map(Long index) {
             SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + index);
             GenericRowData row = new GenericRowData(type.getFieldCount());
-            row.setField(0, random.nextInt(keys));
+            // Multiplying by an odd constant permutes the 32-bit ints: distinct keys per row.
+            row.setField(
+                    0, keys == DISTINCT_KEYS ? (int) (index * 0x9E3779B1L) : random.nextInt(keys));
             for (int f = 1; f < type.getFieldCount(); f++) {
                 boolean isNull = random.nextDouble() < nullFraction;
                 Object value = value(type.getTypeAt(f), random);

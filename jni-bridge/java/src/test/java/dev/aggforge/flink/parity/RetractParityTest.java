@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
+import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.parity.NativeParity.Compare;
 
 /**
@@ -152,5 +153,36 @@ class RetractParityTest {
         // the outer local/global pair stays on Flink, the inner pair runs natively.
         NativeParity.assertParity(
                 ONE.withMiniBatch(50).withAggPhase("TWO_PHASE"), Compare.LINES, 2, NESTED_EXTREMES, T);
+    }
+
+    /**
+     * The inner COUNT(*) only grows per key, so Flink plans the outer MAX(c) (grouped by the same
+     * key) without retraction (its insert-only function, which ignores -U/-D) next to the
+     * retracting SUM, MIN and COUNT.
+     */
+    private static final String MONOTONIC =
+            "SELECT k, MAX(c), SUM(c), MIN(c), COUNT(*) FROM"
+                    + " (SELECT k, COUNT(*) AS c FROM t GROUP BY k) GROUP BY k";
+
+    @Test
+    void callsPlannedWithoutRetractionRunNatively() throws Exception {
+        String plan = SqlHarness.explain(NativeParity.withAggforge(ONE), MONOTONIC, T);
+        assertTrue(plan.contains("MAX<BIGINT>/insert_only"), plan);
+        assertTrue(plan.contains("SUM<BIGINT>/retracting"), plan);
+        NativeParity.assertParity(ONE, Compare.LINES, 2, MONOTONIC, T);
+        NativeParity.assertParity(
+                ONE.withMiniBatch(64).withAggPhase("ONE_PHASE"), Compare.LINES, 2, MONOTONIC, T);
+        NativeParity.assertParity(ONE.withUpdateBefore(false), Compare.LINES, 2, MONOTONIC, T);
+    }
+
+    @Test
+    void callsPlannedWithoutRetractionInTwoPhases() throws Exception {
+        // The outer MAX partial is the insert-only layout (one value), so the outer pair splits
+        // natively too (a retracting MIN's MapView partial would keep it on Flink).
+        String sql =
+                "SELECT k, MAX(c), SUM(c), COUNT(*) FROM"
+                        + " (SELECT k, COUNT(*) AS c FROM t GROUP BY k) GROUP BY k";
+        NativeParity.assertParity(
+                ONE.withMiniBatch(50).withAggPhase("TWO_PHASE"), Compare.LINES, 4, sql, T);
     }
 }

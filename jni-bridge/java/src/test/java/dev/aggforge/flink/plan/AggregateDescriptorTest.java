@@ -81,7 +81,9 @@ class AggregateDescriptorTest {
                         + "{\"function\":\"SUM\",\"args\":[2],\"arg_types\":[\"DECIMAL(20, 3)\"],"
                         + "\"distinct\":false,\"filter\":3,\"result_type\":\"DECIMAL(38, 3)\"},"
                         + "{\"function\":\"COUNT_STAR\",\"args\":[],\"arg_types\":[],"
-                        + "\"distinct\":false,\"filter\":null,\"result_type\":\"BIGINT\"},"
+                        + "\"distinct\":false,\"filter\":null,\"result_type\":\"BIGINT\","
+                        // Planned without retraction over retracting input: insert-only rows.
+                        + "\"retracts\":false},"
                         + "{\"function\":\"AVG\",\"args\":[3,4],\"arg_types\":[\"DOUBLE\"],"
                         + "\"distinct\":true,\"filter\":null,\"result_type\":\"DOUBLE\"}],"
                         + "\"phase\":\"single\",\"input\":\"retracting\",\"emission\":\"mini_batch\","

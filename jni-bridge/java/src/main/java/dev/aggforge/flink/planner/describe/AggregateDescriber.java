@@ -253,15 +253,6 @@ public final class AggregateDescriber {
                 }
             }
         }
-        if (!insertOnly) {
-            for (AggregateDescriptor.Call call : calls) {
-                if (!call.retraction()) {
-                    // Flink then keeps the call's insert-only function (for SUM another
-                    // accumulator layout) next to retracting ones; not described yet.
-                    reasons.add(call.function() + " does not retract over a retracting input");
-                }
-            }
-        }
         if (FlinkShim.asyncStateEnabled(config) && phase != AggregateDescriptor.Phase.LOCAL) {
             reasons.add("table.exec.async-state.enabled is set");
         }
