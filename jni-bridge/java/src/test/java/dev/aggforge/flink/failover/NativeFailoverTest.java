@@ -91,6 +91,19 @@ class NativeFailoverTest {
                     + " COUNT(DISTINCT SUBSTRING(v0, 1, 2)), MAX(DISTINCT v2),"
                     + " COUNT(*) FILTER (WHERE v1 > 0) FROM t GROUP BY k";
 
+    /** LISTAGG's concatenations and DISTINCT view in the restored state (keys keep their order). */
+    private static final String LISTAGG_SQL =
+            "SELECT k, LISTAGG(v0, '|'), LISTAGG(DISTINCT SUBSTRING(v0, 1, 1)), COUNT(*)"
+                    + " FROM t GROUP BY k";
+
+    /**
+     * Over retracting input, grouped by the inner key (one live row per key): SINGLE_VALUE's
+     * count and LISTAGG's list of live values in the restored state.
+     */
+    private static final String RETRACTING_LISTAGG_SQL =
+            "SELECT k, SINGLE_VALUE(m), LISTAGG(m), COUNT(*) FROM"
+                    + " (SELECT k, MAX(v0) AS m FROM t GROUP BY k) GROUP BY k";
+
     static final RunOptions IMMEDIATE = RunOptions.defaults().withParallelism(2);
 
     private static final RunOptions MINI_BATCH =
@@ -134,6 +147,16 @@ class NativeFailoverTest {
     @Test
     void retractingNestedFailoverRestoresNativeState() throws Exception {
         failover(IMMEDIATE, NESTED_SQL, 2);
+    }
+
+    @Test
+    void listAggFailoverRestoresNativeState() throws Exception {
+        failover(IMMEDIATE, LISTAGG_SQL, 1);
+    }
+
+    @Test
+    void retractingListAggAndSingleValueFailoverRestoresNativeState() throws Exception {
+        failover(MINI_BATCH, RETRACTING_LISTAGG_SQL, 2);
     }
 
     @Test

@@ -253,6 +253,16 @@ public final class AggregateDescriber {
                 }
             }
         }
+        for (AggregateDescriptor.Call call : calls) {
+            if (FlinkShim.SINGLE_VALUE_PADS_CHAR
+                    && call.function().equals("SINGLE_VALUE")
+                    && call.argTypes().stream().anyMatch(t -> t.startsWith("CHAR("))) {
+                reasons.add(
+                        "SINGLE_VALUE over CHAR: Flink "
+                                + FlinkShim.FLINK_LINE
+                                + " pads or cuts its value to CHAR(n), which is not modelled");
+            }
+        }
         if (FlinkShim.asyncStateEnabled(config) && phase != AggregateDescriptor.Phase.LOCAL) {
             reasons.add("table.exec.async-state.enabled is set");
         }

@@ -11,6 +11,12 @@ public final class FlinkShim {
     /** The Flink minor line this shim was compiled for. */
     public static final String FLINK_LINE = "1.20";
 
+    /**
+     * Flink 1.20 returns SINGLE_VALUE over CHAR(n) as CHAR(n), its value padded or cut to n
+     * characters; 2.x returns the value as it came (SingleValueParityTest shows both).
+     */
+    public static final boolean SINGLE_VALUE_PADS_CHAR = true;
+
     private FlinkShim() {}
 
     /** Flink 1.20 has no {@code table.exec.async-state.enabled} (added in 2.0): never async. */

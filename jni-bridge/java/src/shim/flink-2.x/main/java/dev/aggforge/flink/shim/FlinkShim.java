@@ -12,6 +12,12 @@ public final class FlinkShim {
     /** The Flink minor line this shim was compiled for. */
     public static final String FLINK_LINE = "2.x";
 
+    /**
+     * Flink 1.20 returns SINGLE_VALUE over CHAR(n) as CHAR(n), padded or cut; 2.x returns the
+     * value as it came, as aggforge does.
+     */
+    public static final boolean SINGLE_VALUE_PADS_CHAR = false;
+
     private FlinkShim() {}
 
     /** {@code table.exec.async-state.enabled} (added in Flink 2.0). */
