@@ -187,6 +187,16 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     }
 }
 
+/// The `merge` of a template that runs in the single phase only (its
+/// snapshot columns stand in for partials): an error, never reached by a
+/// plan the registry admits.
+pub(crate) fn single_phase_merge(spec: &AccSpec) -> Result<()> {
+    Err(AggError::Plan(format!(
+        "{} runs in the single phase only; it has no partials to merge",
+        spec.name
+    )))
+}
+
 /// The rows of one batch a fold applies to: the row kinds (when the input
 /// retracts and the batch does), the group ids proven in range and the
 /// selected rows (argument non-NULL and FILTER true).

@@ -28,7 +28,7 @@ use super::rules::Equality;
 use super::state::kernel_basics;
 use super::{select, AccSpec, TemplateState};
 use crate::accumulator::BatchUpdate;
-use crate::error::{AggError, Result};
+use crate::error::Result;
 use crate::kernel::single::SINGLE_VALUE_ERROR;
 use crate::kernel::{Binding, GroupIds, SingleRule, SingleValues};
 
@@ -111,10 +111,7 @@ where
         _partials: &[ArrayRef],
         _groups: &GroupIds<'_>,
     ) -> Result<()> {
-        Err(AggError::Plan(format!(
-            "{} runs in the single phase only; it has no partials to merge",
-            spec.name
-        )))
+        super::single_phase_merge(spec)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {

@@ -356,10 +356,7 @@ macro_rules! ordered_values_state {
                 _partials: &[ArrayRef],
                 _groups: &GroupIds<'_>,
             ) -> Result<()> {
-                Err(AggError::Plan(format!(
-                    "{} runs in the single phase only; it has no partials to merge",
-                    spec.name
-                )))
+                super::single_phase_merge(spec)
             }
 
             fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
@@ -543,10 +540,7 @@ impl TemplateState for StringLists {
         _partials: &[ArrayRef],
         _groups: &GroupIds<'_>,
     ) -> Result<()> {
-        Err(AggError::Plan(format!(
-            "{} runs in the single phase only; it has no partials to merge",
-            spec.name
-        )))
+        super::single_phase_merge(spec)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
