@@ -360,8 +360,11 @@ impl AggPlan {
                 self.max_parallelism
             )));
         }
-        if self.calls.is_empty() {
-            return Err(AggError::Plan("the plan has no aggregate calls".into()));
+        if self.calls.is_empty() && self.phase != Phase::Single {
+            return Err(AggError::Plan(format!(
+                "a GROUP BY without aggregate calls runs natively in the single phase, not {}",
+                self.phase.as_str()
+            )));
         }
         let uncovered = self
             .key_types

@@ -119,6 +119,12 @@ pub struct GroupAggOperator {
 fn effective_calls(plan: &AggPlan) -> Result<(Vec<AggCall>, Option<usize>)> {
     let mut calls = plan.calls.clone();
     if plan.input != InputMode::Retracting {
+        if calls.is_empty() {
+            // A GROUP BY without calls (SELECT DISTINCT): one hidden COUNT(*)
+            // keeps each group's state; its result is never output, so a
+            // group emits +I once and then nothing, as in Flink.
+            calls.push(count_star(Vec::new()));
+        }
         return Ok((calls, None));
     }
     if let Some(i) = plan.record_counter() {
@@ -134,7 +140,14 @@ fn effective_calls(plan: &AggPlan) -> Result<(Vec<AggCall>, Option<usize>)> {
         })?],
         _ => Vec::new(),
     };
-    calls.push(AggCall {
+    calls.push(count_star(args));
+    let counter = calls.len() - 1;
+    Ok((calls, Some(counter)))
+}
+
+/// A hidden COUNT(*) over `args` (the global phase's partial column).
+fn count_star(args: Vec<usize>) -> AggCall {
+    AggCall {
         function: "COUNT_STAR".into(),
         args,
         arg_types: Vec::new(),
@@ -142,9 +155,7 @@ fn effective_calls(plan: &AggPlan) -> Result<(Vec<AggCall>, Option<usize>)> {
         filter: None,
         result_type: None,
         retracts: true,
-    });
-    let counter = calls.len() - 1;
-    Ok((calls, Some(counter)))
+    }
 }
 
 /// The registry rows of the calls an operator runs: the admitted ones, then
