@@ -15,6 +15,8 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+
+use hashbrown::HashSet;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int32Array};
@@ -44,8 +46,9 @@ pub struct SingleValues<R: SingleRule> {
     values: Vec<Owned<R>>,
     valid: Vec<bool>,
     counts: Vec<i32>,
-    /// Groups a row failed (few: the operator fails on the first).
-    failed: Vec<u32>,
+    /// Groups a row failed (few in a job: the operator fails at the first;
+    /// a set, so a run that keeps folding stays O(1) per row).
+    failed: HashSet<u32>,
     /// The first row the latest update refused.
     refused: Option<usize>,
     _rule: PhantomData<R>,
@@ -66,7 +69,7 @@ impl<R: SingleRule> Default for SingleValues<R> {
             values: Vec::new(),
             valid: Vec::new(),
             counts: Vec::new(),
-            failed: Vec::new(),
+            failed: HashSet::new(),
             refused: None,
             _rule: PhantomData,
         }
@@ -121,7 +124,9 @@ impl<R: SingleRule> SingleValues<R> {
             }
         }
         if !self.failed.is_empty() {
-            self.failed.retain(|g| !groups.contains(g));
+            for g in groups {
+                self.failed.remove(g);
+            }
         }
     }
 
@@ -187,7 +192,7 @@ impl<R: SingleRule> SingleValues<R> {
         };
         match step {
             Step::Fail => {
-                self.failed.push(g as u32);
+                self.failed.insert(g as u32);
                 false
             }
             Step::Set { take, count } => {
@@ -291,7 +296,7 @@ impl<R: SingleRule> SingleValues<R> {
             let theirs = counts.value(j);
             let sum = mine.wrapping_add(theirs);
             let take = if sum > 1 {
-                self.failed.push(g as u32);
+                self.failed.insert(g as u32);
                 continue;
             } else if sum == 0 {
                 mine == 0 || theirs > 0
