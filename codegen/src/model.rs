@@ -355,6 +355,11 @@ pub enum TypeExpr {
         /// Result scale rule.
         scale: ScaleExpr,
     },
+    /// `accumulator`: Flink's structured accumulator of an imperative
+    /// function as one struct column, whose fields the template's state
+    /// kernel gives (MIN/MAX over retractions: the extreme, `mapSize` and
+    /// the MapView of counts). Only in `partial`.
+    Accumulator,
 }
 
 /// One field of a partial (two-phase) layout.

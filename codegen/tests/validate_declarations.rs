@@ -97,7 +97,7 @@ fn the_real_declarations() {
     );
     assert_eq!(
         layout(StateTemplate::CountedExtreme, Some(Float)),
-        "[] -> arg"
+        "[acc: accumulator] -> arg"
     );
     let overflow = |class| {
         decl(StateTemplate::Sum0)
@@ -132,12 +132,8 @@ fn the_real_declarations() {
     let counted = decl(StateTemplate::CountedExtreme);
     assert_eq!(counted.functions, [Function::Min, Function::Max]);
     assert_eq!(counted.inputs, [InputMode::Retracting]);
-    assert_eq!(counted.phases, [Phase::Single]);
-    assert!(counted
-        .phases_reason
-        .as_deref()
-        .unwrap()
-        .contains("MapView"));
+    assert_eq!(counted.phases, [Phase::Single, Phase::Local, Phase::Global]);
+    assert!(counted.phases_reason.is_none());
     assert_eq!(decl(StateTemplate::Sum).numeric, [Integer, Float, Decimal]);
     assert_eq!(decl(StateTemplate::Count).numeric.len(), 4);
     assert_eq!(
@@ -298,15 +294,42 @@ fn a_template_the_emitter_does_not_know() {
 #[test]
 fn distributed_phase_without_partial() {
     let templates = templates_with(
-        "counted_extreme",
+        "single_value",
         "phases = [\"single\"]",
         "phases = [\"single\", \"local\"]",
     );
     assert_decl_error(
         &templates,
+        "single_value",
+        line_of("single_value", "phases = "),
+        &["phase local exchanges the partial layout, but the declaration gives no `partial`"],
+    );
+}
+
+#[test]
+fn an_accumulator_field_is_the_only_partial_field_and_no_result() {
+    let partial = "partial = [{ name = \"acc\", type = \"accumulator\" }]";
+    let templates = templates_with(
+        "counted_extreme",
+        partial,
+        "partial = [{ name = \"acc\", type = \"accumulator\" }, { name = \"n\", type = \"BIGINT\" }]",
+    );
+    assert_decl_error(
+        &templates,
         "counted_extreme",
         line_of("counted_extreme", "phases = "),
-        &["phase local exchanges the partial layout, but the declaration gives no `partial`"],
+        &["`accumulator` partial field is Flink's whole accumulator"],
+    );
+    let templates = templates_with(
+        "counted_extreme",
+        "result = \"arg\"",
+        "result = \"accumulator\"",
+    );
+    assert_decl_error(
+        &templates,
+        "counted_extreme",
+        line_of("counted_extreme", "result = "),
+        &["`accumulator` is only a partial field type"],
     );
 }
 

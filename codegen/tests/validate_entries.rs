@@ -246,8 +246,13 @@ fn functions_needing_different_templates() {
 }
 
 #[test]
-fn retracting_min_max_run_single_phase_only() {
-    let text = with_line(EXTREME, 3, "input = \"retracting\"");
+fn single_phase_templates_refuse_the_other_phases() {
+    let retracting = with_line(EXTREME, 3, "input = \"retracting\"");
+    let text = with_line(
+        &retracting,
+        2,
+        "functions = [\"FIRST_VALUE\", \"LAST_VALUE\"]",
+    );
     let errors = errors(&[("specs/types.toml", TYPES), (F, &text)]);
     assert_eq!(errors.len(), 2, "{errors:?}");
     for phase in ["local", "global"] {
@@ -256,20 +261,20 @@ fn retracting_min_max_run_single_phase_only() {
             F,
             5,
             &[
-                "state template `counted_extreme` runs in the single phase only",
-                "MapView",
+                "state template `first_last_retract` runs in the single phase only",
                 &format!("remove phase {phase}"),
             ],
         );
     }
-    let single = with_line(&text, 5, "phases = [\"single\"]");
-    let specs = load(&[("specs/types.toml", TYPES), (F, &single)]).unwrap();
+    // Retracting MIN/MAX exchange Flink's accumulator as one partial field.
+    let specs = load(&[("specs/types.toml", TYPES), (F, &retracting)]).unwrap();
     assert_eq!(specs.entries[0].state, StateTemplate::CountedExtreme);
-    assert!(specs.specializations()[0]
-        .shape()
-        .unwrap()
-        .partial
-        .is_empty());
+    let shape = specs.specializations()[0].shape().unwrap().clone();
+    assert_eq!(shape.partial.len(), 1);
+    assert_eq!(
+        shape.partial[0].ty,
+        aggforge_codegen::model::TypeExpr::Accumulator
+    );
 }
 
 #[test]

@@ -728,8 +728,11 @@ mod tests {
         );
         retracting.calls[0].function = "MAX".into();
         assert!(admit(&retracting).is_ok());
-        // MAX over retractions runs in the single phase only.
+        // MAX over retractions runs in every phase; FIRST_VALUE over
+        // retractions in the single phase only (Flink never splits it).
         retracting.phase = Phase::Local;
+        assert!(admit(&retracting).is_ok());
+        retracting.calls[0].function = "FIRST_VALUE".into();
         let reason = admit(&retracting).unwrap_err().reason;
         assert!(reason.contains("local"), "{reason}");
         let mut global = sample();

@@ -96,12 +96,12 @@ fn undeclared_combinations_are_not_admitted_with_a_reason() {
             "no spec entry for SUM over DATE",
         ),
         (
-            "MIN",
+            "LAST_VALUE",
             Some("INT"),
             Phase::Local,
             InputMode::Retracting,
             false,
-            "phase local not listed for MIN<INT>/retracting",
+            "phase local not listed for LAST_VALUE<INT>/retracting",
         ),
         (
             "SUM",

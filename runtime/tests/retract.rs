@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
-use aggforge_runtime::types::{InputMode, Phase, SqlType};
+use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
 use common::*;
 
@@ -358,13 +358,69 @@ fn min_max_over_retractions_find_the_next_extreme() {
             "-D[1, 5, 5]",
         ])
     );
-    // Single phase only: the two-phase plans are not admitted.
-    let mut local = retracting(
-        vec![call("MAX", Some((1, SqlType::of("BIGINT"))))],
+}
+
+/// Two-phase MIN/MAX over retractions: the local phase sends Flink's
+/// accumulator (extreme, mapSize, the map of counts, negative ones too)
+/// and the global phase merges it as MinWithRetractAggFunction.merge does;
+/// a restored global phase goes on identically.
+#[test]
+fn min_max_over_retractions_merge_across_the_exchange() {
+    let single = retracting(
+        vec![
+            call("MIN", Some((1, SqlType::of("BIGINT")))),
+            call("MAX", Some((1, SqlType::of("BIGINT")))),
+        ],
         Emission::MiniBatch,
     );
-    local.phase = Phase::Local;
-    assert!(GroupAggOperator::new(local).is_err());
+    let (local_plan, global_plan) = two_phase_plans(&single);
+    let mut local = GroupAggOperator::new(local_plan).unwrap();
+    // key, MIN accumulator, MAX accumulator, inserted COUNT(*), kind
+    assert_eq!(local.output_schema().fields().len(), 5);
+    let mut global = GroupAggOperator::new(global_plan.clone()).unwrap();
+    let bundles = [
+        rows_of(&[(I, 1, Some(5)), (I, 1, Some(9)), (I, 2, Some(3))]),
+        // Key 1's local accumulator holds {9: -1, 7: 1}: the global MAX
+        // loses 9 and finds 7 over its map; key 2 empties and is deleted.
+        rows_of(&[(UB, 1, Some(9)), (UA, 1, Some(7)), (D, 2, Some(3))]),
+        // Key 3 only retracts: a fresh global accumulator keeps the count
+        // -1 and no extreme, record count -1 emits +I of NULLs (Flink).
+        rows_of(&[(D, 3, Some(4)), (D, 1, Some(5)), (D, 1, Some(7))]),
+    ];
+    let mut out = Vec::new();
+    let mut snapshot = None;
+    let mut partials = Vec::new();
+    for (i, bundle) in bundles.iter().enumerate() {
+        assert!(local.process(bundle).unwrap().is_none());
+        let partial = local.flush().unwrap().unwrap();
+        global.process(&partial).unwrap();
+        partials.push(partial);
+        out.extend(opt_rows(global.flush().unwrap()));
+        if i == 1 {
+            snapshot = Some(global.snapshot().unwrap());
+        }
+    }
+    let key = |row: &String| row[3..].split(',').next().unwrap().to_string();
+    let for_key =
+        |k: &str| -> Vec<String> { out.iter().filter(|r| key(r) == k).cloned().collect() };
+    assert_eq!(
+        for_key("1"),
+        strs(&["+I[1, 5, 9]", "-U[1, 5, 9]", "+U[1, 5, 7]", "-D[1, 5, 7]"])
+    );
+    assert_eq!(for_key("2"), strs(&["+I[2, 3, 3]", "-D[2, 3, 3]"]));
+    assert_eq!(for_key("3"), strs(&["+I[3, NULL, NULL]"]));
+    assert_eq!(global.num_groups(), 1);
+
+    let mut restored = GroupAggOperator::new(global_plan).unwrap();
+    restored.restore(&snapshot.unwrap()).unwrap();
+    restored.process(&partials[2]).unwrap();
+    let tail = opt_rows(restored.flush().unwrap());
+    let mut want: Vec<String> = out[out.len() - tail.len()..].to_vec();
+    let mut got = tail;
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    assert_eq!(got.len(), 2);
 }
 
 /// A call Flink plans without retraction (a MAX over a column its planner

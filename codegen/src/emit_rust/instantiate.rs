@@ -157,9 +157,12 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
         )
     })?;
     // The declared partial layout's Arrow types, in Flink's order.
+    // (`accumulator` is the state kernel's struct, given by its arm below.)
     let mut declared = Vec::new();
     for field in &shape.partial {
-        declared.push(expr_column(specs, spec.ty, &field.ty, at)?.data_type);
+        if field.ty != TypeExpr::Accumulator {
+            declared.push(expr_column(specs, spec.ty, &field.ty, at)?.data_type);
+        }
     }
     let declared_partial = quote!(vec![#(#declared),*]);
     if matches!(entry.state, StateTemplate::Count | StateTemplate::CountStar) {
@@ -263,11 +266,18 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
                     "counted_extreme returns the argument's type (result = \"arg\")",
                 ));
             }
-            // Single phase only: the "partials" are the state's snapshot columns.
+            if !matches!(shape.partial.as_slice(), [field] if field.ty == TypeExpr::Accumulator) {
+                return Err(EmitError::new(
+                    at,
+                    "counted_extreme's partial is Flink's accumulator as one field of type \
+                     `accumulator`",
+                ));
+            }
+            // Flink's accumulator is one structured partial column.
             Ok(Parts {
                 state: quote!(crate::kernel::CountedExtremes<#rule>),
                 partial_types: quote! {
-                    crate::kernel::CountedExtremes::<#rule>::state_types(&#arg_type)
+                    crate::kernel::CountedExtremes::<#rule>::partial_types(&#arg_type)
                 },
                 arg_type: Some(arg_type.clone()),
                 result_type: arg_type,

@@ -364,9 +364,14 @@ mod tests {
         assert!(text.contains("state template: counted_extreme"));
         assert!(text.contains("pub type MaxIntRetract"));
         assert!(text.contains("counted_extreme.rs:"), "{text}");
-        let err = expand(&specs, "MAX", Some("INT"), Phase::Local, retracting).unwrap_err();
+        let local = expand(&specs, "MAX", Some("INT"), Phase::Local, retracting).unwrap();
         assert!(
-            err.contains("phase local not listed for MAX<INT>/retracting"),
+            local.contains(">::partial_types(&DataType::Int32)"),
+            "{local}"
+        );
+        let err = expand(&specs, "FIRST_VALUE", Some("INT"), Phase::Local, retracting).unwrap_err();
+        assert!(
+            err.contains("phase local not listed for FIRST_VALUE<INT>/retracting"),
             "{err}"
         );
     }

@@ -101,6 +101,11 @@ pub(crate) fn expr_column(
             })?;
             row_column(row)
         }
+        TypeExpr::Accumulator => Err(EmitError::new(
+            at,
+            "`accumulator` is a struct partial column whose type the template's state gives; \
+             it is no scalar column type",
+        )),
         TypeExpr::Named(name) => {
             let row = specs.type_row(name).ok_or_else(|| {
                 EmitError::new(at, format!("unknown type row {name} in a type expression"))
@@ -169,6 +174,6 @@ pub(crate) fn scale_of(expr: &TypeExpr) -> TokenStream {
             }
         },
         TypeExpr::Arg => quote!(crate::kernel::arg_scale(arg)),
-        TypeExpr::Named(_) => quote!(0),
+        TypeExpr::Named(_) | TypeExpr::Accumulator => quote!(0),
     }
 }

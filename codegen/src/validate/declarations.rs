@@ -169,6 +169,7 @@ fn check_decl(raw: &RawDecl, errors: &mut Vec<SpecError>) -> Option<CheckedDecl>
 
     let mut shapes = Vec::new();
     let mut named = Vec::new();
+    let mut accumulator_reported = false;
     for &key in &keys {
         let partial = pick(&raw.partial, key, &keys, "partial", &mut error);
         let result = pick(&raw.result, key, &keys, "result", &mut error);
@@ -210,7 +211,28 @@ fn check_decl(raw: &RawDecl, errors: &mut Vec<SpecError>) -> Option<CheckedDecl>
                 ),
             );
         }
+        if fields.len() > 1
+            && fields.iter().any(|f| f.ty == TypeExpr::Accumulator)
+            && !accumulator_reported
+        {
+            accumulator_reported = true;
+            error(
+                &raw.phases_at,
+                "an `accumulator` partial field is Flink's whole accumulator: it must be the \
+                 only partial field"
+                    .into(),
+            );
+        }
         let result = match result {
+            Some(text) if text.value.trim() == "accumulator" => {
+                error(
+                    &text.at,
+                    "`accumulator` is only a partial field type; a result is a column type such \
+                     as `arg` or `BIGINT`"
+                        .into(),
+                );
+                None
+            }
             Some(text) => type_expr(text, key, &mut error, &mut named),
             None => {
                 error(

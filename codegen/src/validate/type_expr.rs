@@ -12,6 +12,9 @@ pub fn parse_type_expr(text: &str) -> Result<TypeExpr, String> {
     if trimmed == "arg" {
         return Ok(TypeExpr::Arg);
     }
+    if trimmed == "accumulator" {
+        return Ok(TypeExpr::Accumulator);
+    }
     let upper = trimmed.to_ascii_uppercase();
     if upper.starts_with("DECIMAL") && trimmed[7..].trim_start().starts_with('(') {
         return parse_decimal(trimmed);
@@ -33,7 +36,8 @@ pub(crate) fn is_row_name(text: &str) -> bool {
 fn syntax_help(text: &str) -> String {
     format!(
         "cannot read type expression `{text}`; write `arg`, a types.toml row name such as `BIGINT`, \
-         `DECIMAL(p, s)`, `DECIMAL(p, max(n, s))` or `DECIMAL(p, n)` (s is the argument's scale)"
+         `DECIMAL(p, s)`, `DECIMAL(p, max(n, s))`, `DECIMAL(p, n)` (s is the argument's scale) \
+         or, as a template's only partial field, `accumulator`"
     )
 }
 
@@ -85,6 +89,7 @@ fn parse_decimal(text: &str) -> Result<TypeExpr, String> {
 pub fn type_expr_text(expr: &TypeExpr) -> String {
     match expr {
         TypeExpr::Arg => "arg".to_string(),
+        TypeExpr::Accumulator => "accumulator".to_string(),
         TypeExpr::Named(name) => name.clone(),
         TypeExpr::Decimal { precision, scale } => match scale {
             ScaleExpr::Arg => format!("DECIMAL({precision}, s)"),

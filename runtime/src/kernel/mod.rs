@@ -14,6 +14,7 @@ pub mod avg;
 pub mod bind;
 pub mod concat;
 pub mod count;
+pub mod counted_partial;
 pub mod decimal;
 pub mod multiset;
 pub mod rows;

@@ -131,14 +131,14 @@ pub trait MultisetRule: 'static {
     fn same(a: <Self::Val as Binding>::Ref<'_>, b: <Self::Val as Binding>::Ref<'_>) -> bool;
 }
 
-type Owned<R> = <<R as MultisetRule>::Val as Binding>::Owned;
-type Key<R> = <Owned<R> as JavaOrd>::Key;
+pub(super) type Owned<R> = <<R as MultisetRule>::Val as Binding>::Owned;
+pub(super) type Key<R> = <Owned<R> as JavaOrd>::Key;
 
 /// One group's accumulator (Flink's fields).
-struct Group<K> {
-    extreme: Option<K>,
-    map_size: i64,
-    map: BTreeMap<K, i64>,
+pub(super) struct Group<K> {
+    pub(super) extreme: Option<K>,
+    pub(super) map_size: i64,
+    pub(super) map: BTreeMap<K, i64>,
 }
 
 impl<K> Default for Group<K> {
@@ -156,7 +156,7 @@ pub struct CountedExtremes<R: MultisetRule>
 where
     Owned<R>: JavaOrd,
 {
-    groups: Vec<Group<Key<R>>>,
+    pub(super) groups: Vec<Group<Key<R>>>,
     _rule: PhantomData<R>,
 }
 
@@ -184,7 +184,7 @@ where
 }
 
 /// `a` is a better extreme than `b` (strictly).
-fn beats<K: Ord>(min: bool, a: &K, b: &K) -> bool {
+pub(super) fn beats<K: Ord>(min: bool, a: &K, b: &K) -> bool {
     if min {
         a < b
     } else {
@@ -293,23 +293,29 @@ where
             return;
         }
         if group.extreme.as_ref() == Some(&removed) {
-            // Every key counts, negative ones too, as Flink iterates them all.
-            let next = if R::MIN {
-                group.map.keys().next()
-            } else {
-                group.map.keys().next_back()
-            };
-            match next.cloned() {
-                Some(k) => group.extreme = Some(k),
-                None => {
-                    group.map_size = 0;
-                    group.extreme = None;
-                }
+            Self::recompute_extreme(group);
+        }
+    }
+
+    /// Flink's `updateMin`/`updateMax`: the extreme over every key, negative
+    /// counts too, as Flink iterates them all; an empty map also zeroes
+    /// `mapSize`.
+    pub(super) fn recompute_extreme(group: &mut Group<Key<R>>) {
+        let next = if R::MIN {
+            group.map.keys().next()
+        } else {
+            group.map.keys().next_back()
+        };
+        match next.cloned() {
+            Some(k) => group.extreme = Some(k),
+            None => {
+                group.map_size = 0;
+                group.extreme = None;
             }
         }
     }
 
-    fn result(group: &Group<Key<R>>) -> Option<Owned<R>> {
+    pub(super) fn result(group: &Group<Key<R>>) -> Option<Owned<R>> {
         if group.map_size > 0 {
             group.extreme.as_ref().map(<Owned<R> as JavaOrd>::from_key)
         } else {

@@ -1,11 +1,13 @@
 //! `counted_extreme`: MIN and MAX over retracting input (Flink's
 //! MinWithRetractAggFunction / MaxWithRetractAggFunction): a counted
 //! multiset of the values per group, so retracting the extreme finds the
-//! next one. Flink's two-phase accumulator holds the map in a MapView,
-//! which has no Arrow partial layout here: single phase only.
+//! next one.
 //!
 //! State: [`CountedExtremes`](crate::kernel::CountedExtremes) of this rule, ordered
-//! by the carrier's Java order (`kernel::multiset::JavaOrd`).
+//! by the carrier's Java order (`kernel::multiset::JavaOrd`). Two-phase:
+//! Flink's accumulator `(min | max, mapSize, map MapView)` is one struct
+//! partial column, merged as Flink's `merge` does
+//! (`kernel::counted_partial`).
 //!
 //! Declaration, read by aggforge-codegen: spec entries name only functions,
 //! input, distinct, types and phases; the template is chosen by function and
@@ -18,10 +20,9 @@
 //! input = ["retracting"]
 //! input_reason = "insert-only MIN/MAX keep one running extreme, template running_extreme"
 //! distinct_view = true
-//! phases = ["single"]
-//! phases_reason = """Flink's two-phase accumulator holds the multiset in a MapView, which has \
-//! no Arrow partial layout here"""
+//! phases = ["single", "local", "global"]
 //! result = "arg"
+//! partial = [{ name = "acc", type = "accumulator" }]
 //! ```
 
 use std::marker::PhantomData;

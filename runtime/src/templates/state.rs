@@ -289,11 +289,45 @@ impl TemplateState for Counts {
     }
 }
 
+/// The `merge` and `partials` of an ordered-values kernel: `two_phase`
+/// ones have their own (Flink's accumulator as one struct column);
+/// `single_phase` ones run in the single phase only, their snapshot
+/// columns standing in for partials.
+macro_rules! ordered_values_phases {
+    (two_phase, $kernel:ident) => {
+        fn merge<const RETRACTING: bool>(
+            &mut self,
+            spec: &AccSpec,
+            partials: &[ArrayRef],
+            groups: &GroupIds<'_>,
+        ) -> Result<()> {
+            $kernel::merge(self, &partials[0], groups.ids(), spec.name)
+        }
+
+        fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+            $kernel::partials(self, groups, &spec.result_type, spec.name)
+        }
+    };
+    (single_phase, $kernel:ident) => {
+        fn merge<const RETRACTING: bool>(
+            &mut self,
+            spec: &AccSpec,
+            _partials: &[ArrayRef],
+            _groups: &GroupIds<'_>,
+        ) -> Result<()> {
+            super::single_phase_merge(spec)
+        }
+
+        fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
+            TemplateState::snapshot(self, spec, groups)
+        }
+    };
+}
+
 /// The template state of a kernel holding each group's values in an
-/// ordered map (MIN/MAX and FIRST_VALUE/LAST_VALUE over retractions):
-/// single phase only, its snapshot columns standing in for partials.
+/// ordered map (MIN/MAX and FIRST_VALUE/LAST_VALUE over retractions).
 macro_rules! ordered_values_state {
-    ($kernel:ident, $rule:ident) => {
+    ($kernel:ident, $rule:ident, $phases:ident) => {
         impl<R: $rule> TemplateState for $kernel<R>
         where
             <R::Val as Binding>::Owned: JavaOrd,
@@ -350,21 +384,10 @@ macro_rules! ordered_values_state {
                 )
             }
 
-            fn merge<const RETRACTING: bool>(
-                &mut self,
-                spec: &AccSpec,
-                _partials: &[ArrayRef],
-                _groups: &GroupIds<'_>,
-            ) -> Result<()> {
-                super::single_phase_merge(spec)
-            }
+            ordered_values_phases!($phases, $kernel);
 
             fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
                 $kernel::evaluate(self, groups, &spec.result_type, spec.name)
-            }
-
-            fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
-                TemplateState::snapshot(self, spec, groups)
             }
 
             fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
@@ -392,8 +415,8 @@ macro_rules! ordered_values_state {
     };
 }
 
-ordered_values_state!(CountedExtremes, MultisetRule);
-ordered_values_state!(ArrivalLists, ArrivalRule);
+ordered_values_state!(CountedExtremes, MultisetRule, two_phase);
+ordered_values_state!(ArrivalLists, ArrivalRule, single_phase);
 
 /// LISTAGG's value column (Utf8, checked) and the rows whose FILTER holds:
 /// a NULL value still sets the separator.

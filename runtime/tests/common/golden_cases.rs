@@ -340,6 +340,35 @@ pub const CASES: &[Case] = &[
             &["a-key-longer-than-seven-bytes, 1, 1, 3, 1, 127, 1"],
         ],
     },
+    // counted_extreme, global: Flink's Min/MaxWithRetractAccumulator
+    // partials (cells `extreme|mapSize|key=count&...`) merged as its
+    // `merge` does: i64 MIN, bytes MAX, f64 MAX (NaN above all, -0.0 below
+    // 0.0); key INT. A partial's negative counts cancel the global ones, a
+    // key that only retracts keeps them (+I of NULLs), two partials of one
+    // key in a bundle merge in order. Partial row: key, MIN, MAX, MAX,
+    // the inserted COUNT(*).
+    Case {
+        name: "global_counted_extreme",
+        mode: Global,
+        input: Retracting,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["BIGINT", "STRING", "DOUBLE"],
+        calls: "MIN(0), MAX(1), MAX(2)",
+        before: &[
+            &["1, 5|2|5=1&9=1, b|2|a=1&b=1, 2.0|1|2.0=2, 3;
+               2, 3|1|3=1, x|1|x=1, NaN|1|NaN=1, 1"],
+            &[
+                "1, 7|1|9=-1&7=1, c|1|b=-1&c=1, -0.0|1|2.0=-1&-0.0=1, 0;
+                 2, NULL|0|3=-1, NULL|0|x=-1, NULL|0|NaN=-1, -1",
+                "3, NULL|0|4=-1, NULL|0|, NULL|0|, -1",
+            ],
+        ],
+        after: &[&[
+            "1, 2|1|2=1&5=-1, c|1|c=1, 1.5|1|1.5=1, 1",
+            "1, NULL|0|, NULL|0|c=-1, NULL|0|, -1; 3, 4|1|4=1, q|1|q=1, 0.0|1|0.0=1, 1",
+        ]],
+    },
     // No GROUP BY: the one group of the empty key; count_star, sum (i64),
     // running_extreme (bytes, TIMESTAMP(9), bool), immediate.
     Case {

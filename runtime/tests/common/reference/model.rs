@@ -279,6 +279,69 @@ impl Model {
         }
     }
 
+    /// MinWithRetractAggFunction.merge / MaxWithRetractAggFunction.merge,
+    /// written from their Java, for one partial accumulator.
+    fn merge_counted(&self, state: &mut Ref, partial: &Ref) {
+        let min = self.function == "MIN";
+        let beats = |a: &V, b: &V| {
+            let order = java_compare(a, b);
+            if min {
+                order.is_lt()
+            } else {
+                order.is_gt()
+            }
+        };
+        if state.count == 0
+            || (partial.count > 0
+                && partial.value.is_some()
+                && beats(
+                    partial.value.as_ref().unwrap(),
+                    state.value.as_ref().unwrap(),
+                ))
+        {
+            state.value = partial.value.clone();
+        }
+        let mut update = false;
+        for (key, other) in &partial.map {
+            let pos = state
+                .map
+                .iter()
+                .position(|(k, _)| java_compare(k, key).is_eq());
+            let this = pos.map_or(0, |p| state.map[p].1);
+            let merged = other + this;
+            let is_min = state
+                .value
+                .as_ref()
+                .is_some_and(|m| java_compare(m, key).is_eq());
+            if merged <= 0 && this > 0 {
+                state.count -= 1;
+                update |= is_min;
+            } else if merged > 0 && this <= 0 {
+                state.count += 1;
+            }
+            match (pos, merged) {
+                (Some(p), 0) => {
+                    state.map.remove(p);
+                }
+                (Some(p), m) => state.map[p].1 = m,
+                (None, 0) => {}
+                (None, m) => state.map.push((key.clone(), m)),
+            }
+        }
+        if update {
+            let mut next: Option<V> = None;
+            for (k, _) in &state.map {
+                if next.as_ref().is_none_or(|n| beats(k, n)) {
+                    next = Some(k.clone());
+                }
+            }
+            if next.is_none() {
+                state.count = 0;
+            }
+            state.value = next;
+        }
+    }
+
     /// MinWithRetractAggFunction / MaxWithRetractAggFunction, written from
     /// their Java: accumulate (`retract == false`) or retract one value.
     fn counted(&self, state: &mut Ref, v: &V, retract: bool) {
@@ -470,6 +533,7 @@ impl Model {
         let ty = self.ty.as_ref();
         match self.function {
             "COUNT_STAR" | "COUNT" => state.count += partial.count,
+            "MIN" | "MAX" if self.retracting => self.merge_counted(state, partial),
             // LISTAGG merges the partial concatenation after its separator.
             "MIN" | "MAX" | "LISTAGG" => self.fold(state, &partial.value),
             "SUM" => {

@@ -1,0 +1,181 @@
+//! The two-phase layout of MIN/MAX over retracting input, and its merge.
+//!
+//! Flink's local phase emits Min/MaxWithRetractAccumulator as one
+//! STRUCTURED field, `(min | max, mapSize BIGINT, map RAW(MapView<T,
+//! BIGINT>))`. Here that is one Arrow struct column of the same fields, the
+//! map as the list of `{key, value}` entries a DISTINCT view column uses
+//! (the Java side reads and writes the MapView's bytes as it does for those
+//! views). The global phase merges each partial as Flink's `merge` does,
+//! one partial per call (its generated code hands `merge` a one-element
+//! iterator): the partial's extreme is taken when the group holds no
+//! positive count or it beats the current one; each count is added (Java
+//! `long`), an entry that reaches zero removed; `mapSize` follows the keys
+//! whose count turns positive or stops being so; and when such a key was
+//! the extreme it is recomputed over every key after the partial.
+
+use std::collections::btree_map::Entry;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int64Array, ListArray, StructArray};
+use arrow_schema::{DataType, Field, Fields};
+
+use super::bind::Binding;
+use super::multiset::{beats, read_counted_list, CountedExtremes, JavaOrd, MultisetRule, Owned};
+use crate::error::{AggError, Result};
+
+/// The fields of a partial's map entry: the view column's `{key, value}`.
+fn entry_fields(value_type: &DataType) -> Fields {
+    Fields::from(vec![
+        Field::new("key", value_type.clone(), true),
+        Field::new("value", DataType::Int64, false),
+    ])
+}
+
+/// The partial's map: a list of `{key, value}` entries.
+fn entry_field(value_type: &DataType) -> Arc<Field> {
+    Arc::new(Field::new(
+        "item",
+        DataType::Struct(entry_fields(value_type)),
+        false,
+    ))
+}
+
+impl<R: MultisetRule> CountedExtremes<R>
+where
+    Owned<R>: JavaOrd,
+{
+    /// The fields of the partial struct, in Flink's order and with its
+    /// names (`min` or `max`, `mapSize`, `map`).
+    fn partial_fields(value_type: &DataType) -> Fields {
+        Fields::from(vec![
+            Field::new(if R::MIN { "min" } else { "max" }, value_type.clone(), true),
+            Field::new("mapSize", DataType::Int64, true),
+            Field::new("map", DataType::List(entry_field(value_type)), true),
+        ])
+    }
+
+    /// The Arrow types of the partial: one struct column.
+    pub fn partial_types(value_type: &DataType) -> Vec<DataType> {
+        vec![DataType::Struct(Self::partial_fields(value_type))]
+    }
+
+    /// The partial column of the listed groups (local phase output).
+    pub fn partials(
+        &self,
+        groups: &[u32],
+        value_type: &DataType,
+        name: &str,
+    ) -> Result<Vec<ArrayRef>> {
+        let [extremes, sizes, map] =
+            <[ArrayRef; 3]>::try_from(self.snapshot(groups, value_type, name)?)
+                .map_err(|_| AggError::Input(format!("{name}: a snapshot of three columns")))?;
+        // The snapshot's `{key, count}` list, re-labelled as the partial's.
+        let (offsets, keys, counts) = read_counted_list(&map, name)?;
+        let entries = StructArray::try_new(
+            entry_fields(value_type),
+            vec![keys.clone(), Arc::new(counts.clone())],
+            None,
+        )?;
+        let list = ListArray::try_new(
+            entry_field(value_type),
+            arrow_buffer::OffsetBuffer::new(offsets.to_vec().into()),
+            Arc::new(entries),
+            None,
+        )?;
+        let partial = StructArray::try_new(
+            Self::partial_fields(value_type),
+            vec![extremes, sizes, Arc::new(list)],
+            None,
+        )?;
+        Ok(vec![Arc::new(partial)])
+    }
+
+    /// Merges partial `i` into group `group_ids[i]`, in row order. A NULL
+    /// partial, `mapSize` or map entry key is an error before any group
+    /// changes.
+    pub fn merge(&mut self, partial: &ArrayRef, group_ids: &[u32], name: &str) -> Result<()> {
+        let bad = |what: &str| AggError::Input(format!("{name}: the partial {what}"));
+        let partial = partial
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| bad("is not a struct"))?;
+        let [extremes, sizes, map] = partial.columns() else {
+            return Err(bad("has not the three fields (extreme, mapSize, map)"));
+        };
+        let extremes = R::Val::bind(extremes, name)?;
+        let extreme_valid = partial.column(0).logical_nulls();
+        let sizes = sizes
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .ok_or_else(|| bad("mapSize is not Int64"))?;
+        let (offsets, key_column, counts) = read_counted_list(map, name)?;
+        if partial.null_count() > 0 || sizes.null_count() > 0 || map.null_count() > 0 {
+            return Err(bad("is NULL or has a NULL mapSize or map"));
+        }
+        if key_column.null_count() > 0 {
+            return Err(bad("map has a NULL key"));
+        }
+        for &g in group_ids {
+            super::group_index(g, self.groups.len(), name)?;
+        }
+        let keys = R::Val::bind(key_column, name)?;
+        let key_at = |e: usize| {
+            let mut value = Owned::<R>::default();
+            R::Val::store(&mut value, R::Val::get(&keys, e));
+            value.into_key()
+        };
+        for (i, &g) in group_ids.iter().enumerate() {
+            let group = &mut self.groups[g as usize];
+            let theirs = extreme_valid
+                .as_ref()
+                .is_none_or(|valid| valid.is_valid(i))
+                .then(|| {
+                    let mut value = Owned::<R>::default();
+                    R::Val::store(&mut value, R::Val::get(&extremes, i));
+                    value.into_key()
+                });
+            let better = |a: &_| {
+                group
+                    .extreme
+                    .as_ref()
+                    .is_none_or(|cur| beats(R::MIN, a, cur))
+            };
+            if group.map_size == 0 || (sizes.value(i) > 0 && theirs.as_ref().is_some_and(better)) {
+                group.extreme = theirs;
+            }
+            let mut recompute = false;
+            for e in offsets[i] as usize..offsets[i + 1] as usize {
+                let other = counts.value(e);
+                match group.map.entry(key_at(e)) {
+                    Entry::Vacant(slot) => {
+                        if other > 0 {
+                            group.map_size += 1;
+                        }
+                        if other != 0 {
+                            slot.insert(other);
+                        }
+                    }
+                    Entry::Occupied(mut slot) => {
+                        let mine = *slot.get();
+                        let merged = mine.wrapping_add(other);
+                        if mine > 0 && merged <= 0 {
+                            group.map_size -= 1;
+                            recompute |= group.extreme.as_ref() == Some(slot.key());
+                        } else if mine <= 0 && merged > 0 {
+                            group.map_size += 1;
+                        }
+                        if merged == 0 {
+                            slot.remove();
+                        } else {
+                            *slot.get_mut() = merged;
+                        }
+                    }
+                }
+            }
+            if recompute {
+                Self::recompute_extreme(group);
+            }
+        }
+        Ok(())
+    }
+}
