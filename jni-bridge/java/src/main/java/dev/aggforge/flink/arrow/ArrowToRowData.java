@@ -31,6 +31,7 @@ import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
@@ -167,6 +168,10 @@ public final class ArrowToRowData {
         Optional<DistinctViewType> view = DistinctViewType.of(type);
         if (view.isPresent()) {
             return new ViewReader(pos, view.get());
+        }
+        Optional<AccumulatorStructType> struct = AccumulatorStructType.of(type);
+        if (struct.isPresent()) {
+            return new AccumulatorReader(pos, struct.get());
         }
         switch (ArrowTypes.requireLayout(type)) {
             case INT8:
@@ -444,6 +449,48 @@ public final class ArrowToRowData {
                 words[i] = items.get(start + i);
             }
             return new GenericArrayData(words);
+        }
+    }
+
+    /**
+     * A structured accumulator partial (local output): the Struct column's children read by their
+     * own types' readers into a nested {@link BinaryRowData}, Flink's internal form of the
+     * accumulator, written as the row's field.
+     */
+    private static final class AccumulatorReader extends ColumnReader {
+        private final ColumnReader[] children;
+        private final BinaryRowData nested;
+        private final BinaryRowWriter nestedWriter;
+        private final RowDataSerializer serializer;
+
+        AccumulatorReader(int pos, AccumulatorStructType struct) {
+            super(pos);
+            this.children = new ColumnReader[struct.arity()];
+            for (int i = 0; i < children.length; i++) {
+                children[i] = readerFor(struct.fieldType(i), i);
+            }
+            this.nested = new BinaryRowData(children.length);
+            this.nestedWriter = new BinaryRowWriter(nested);
+            this.serializer = new RowDataSerializer(struct.fieldTypes());
+        }
+
+        @Override
+        void bind(FieldVector vector) {
+            super.bind(vector);
+            List<FieldVector> vectors = ((StructVector) vector).getChildrenFromFields();
+            for (int i = 0; i < children.length; i++) {
+                children[i].bind(vectors.get(i));
+            }
+        }
+
+        @Override
+        void value(int index, BinaryRowWriter out) {
+            nestedWriter.reset();
+            for (ColumnReader child : children) {
+                child.read(index, nestedWriter);
+            }
+            nestedWriter.complete();
+            out.writeRow(pos, nested, serializer);
         }
     }
 }

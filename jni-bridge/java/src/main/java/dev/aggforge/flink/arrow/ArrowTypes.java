@@ -35,6 +35,9 @@ import dev.aggforge.flink.nativelib.NativeAggregate;
  *   <li>Bool; Utf8 (CHAR, VARCHAR)
  * </ul>
  *
+ * <p>Two-phase partials also take a DISTINCT view's MapView ({@link DistinctViewType}) and a
+ * structured accumulator ({@link AccumulatorStructType}).
+ *
  * <p>A type no row covers is not supported and {@link #fieldFor} throws {@link
  * UnsupportedTypeException}.
  */
@@ -155,6 +158,19 @@ public final class ArrowTypes {
         return layoutOf(type).isPresent();
     }
 
+    /**
+     * Whether a two-phase partial column of {@code type} has an aggforge Arrow layout: {@link
+     * #isSupported}, or a structured accumulator ({@link AccumulatorStructType}) whose attributes
+     * all have one.
+     */
+    public static boolean isSupportedPartial(LogicalType type) {
+        Optional<AccumulatorStructType> struct = AccumulatorStructType.of(type);
+        if (struct.isPresent()) {
+            return struct.get().supported();
+        }
+        return isSupported(type);
+    }
+
     /** The precision of a type with one (DECIMAL, TIME, TIMESTAMP, TIMESTAMP_LTZ, ...). */
     public static int precision(LogicalType type) {
         return LogicalTypeChecks.getPrecision(type);
@@ -165,6 +181,10 @@ public final class ArrowTypes {
         Optional<DistinctViewType> view = DistinctViewType.of(type);
         if (view.isPresent()) {
             return view.get().arrowField(name);
+        }
+        Optional<AccumulatorStructType> struct = AccumulatorStructType.of(type);
+        if (struct.isPresent()) {
+            return struct.get().arrowField(name);
         }
         switch (requireLayout(type)) {
             case INT8:

@@ -203,6 +203,10 @@ public final class RowDataToArrow implements AutoCloseable {
         if (view.isPresent()) {
             return new ViewWriter(pos, view.get(), (ListVector) vector);
         }
+        Optional<AccumulatorStructType> struct = AccumulatorStructType.of(type);
+        if (struct.isPresent()) {
+            return new AccumulatorWriter(pos, struct.get(), (StructVector) vector);
+        }
         switch (ArrowTypes.requireLayout(type)) {
             case INT8:
                 return new TinyIntWriter(pos, (TinyIntVector) vector);
@@ -649,6 +653,45 @@ public final class RowDataToArrow implements AutoCloseable {
                 items.setSafe(start + w, words[w]);
             }
             lists.endValue(slot, words.length);
+        }
+    }
+
+    /**
+     * A structured accumulator partial (global input): Flink's nested row, each attribute written
+     * by its own type's writer into the Struct column's child.
+     */
+    private static final class AccumulatorWriter extends ColumnWriter {
+        private final int arity;
+        private final StructVector vector;
+        private final ColumnWriter[] children;
+
+        AccumulatorWriter(int pos, AccumulatorStructType struct, StructVector vector) {
+            super(pos);
+            this.arity = struct.arity();
+            this.vector = vector;
+            this.children = new ColumnWriter[arity];
+            List<FieldVector> vectors = vector.getChildrenFromFields();
+            for (int i = 0; i < arity; i++) {
+                children[i] = writerFor(struct.fieldType(i), i, vectors.get(i));
+            }
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            for (ColumnWriter child : children) {
+                if (child instanceof FixedWidthWriter fixed) {
+                    fixed.ensure(index + 1);
+                }
+            }
+            if (row.isNullAt(pos)) {
+                vector.setNull(index);
+                return;
+            }
+            RowData nested = row.getRow(pos, arity);
+            for (ColumnWriter child : children) {
+                child.write(nested, index);
+            }
+            vector.setIndexDefined(index);
         }
     }
 }

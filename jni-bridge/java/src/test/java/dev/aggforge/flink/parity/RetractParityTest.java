@@ -3,12 +3,17 @@ package dev.aggforge.flink.parity;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.stream.Stream;
 
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.DoubleType;
 import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
@@ -148,11 +153,63 @@ class RetractParityTest {
     }
 
     @Test
-    void outerMinMaxTwoPhaseStaysOnFlink() throws Exception {
-        // MIN/MAX over retractions has no two-phase layout (Flink's accumulator holds a MapView):
-        // the outer local/global pair stays on Flink, the inner pair runs natively.
+    void outerMinMaxTwoPhase() throws Exception {
+        // Both pairs split natively: the outer local phase sends Flink's
+        // Min/MaxWithRetractAccumulator (extreme, mapSize, MapView of counts) per key and bundle,
+        // the global phase merges it as Flink's merge does.
+        String plan =
+                SqlHarness.explain(
+                        NativeParity.withAggforge(ONE.withMiniBatch(50).withAggPhase("TWO_PHASE")),
+                        NESTED_EXTREMES,
+                        T);
+        assertTrue(plan.contains("MIN<BIGINT>/retracting"), plan);
         NativeParity.assertParity(
-                ONE.withMiniBatch(50).withAggPhase("TWO_PHASE"), Compare.LINES, 2, NESTED_EXTREMES, T);
+                ONE.withMiniBatch(50).withAggPhase("TWO_PHASE"), Compare.LINES, 4, NESTED_EXTREMES, T);
+    }
+
+    @Test
+    void outerMinMaxTwoPhaseAtParallelismTwoFinalTable() throws Exception {
+        NativeParity.assertParity(
+                ONE.withParallelism(2).withMiniBatch(50).withAggPhase("TWO_PHASE"),
+                Compare.FINAL_TABLE,
+                4,
+                NESTED_EXTREMES,
+                T);
+    }
+
+    @Test
+    void outerMinMaxTwoPhaseWithoutUpdateBefore() throws Exception {
+        NativeParity.assertParity(
+                ONE.withMiniBatch(50).withAggPhase("TWO_PHASE").withUpdateBefore(false),
+                Compare.LINES,
+                4,
+                NESTED_EXTREMES,
+                T);
+    }
+
+    /** The outer MIN/MAX over every type row, from an inner MAX that moves per key. */
+    private static final String NESTED_EXTREMES_OF_TYPE =
+            "SELECT MOD(c, 5), MIN(v), MAX(v), COUNT(*) FROM"
+                    + " (SELECT k, COUNT(*) AS c, MAX(v0) AS v FROM t GROUP BY k) GROUP BY MOD(c, 5)";
+
+    static Stream<Arguments> types() {
+        return Stream.of(TypeParityTest.TYPES).map(t -> Arguments.of(t.asSummaryString()));
+    }
+
+    @ParameterizedTest(name = "two-phase MIN/MAX({0}) over retracting input")
+    @MethodSource("types")
+    void outerMinMaxTwoPhaseOverEveryType(String summary) throws Exception {
+        LogicalType type =
+                Stream.of(TypeParityTest.TYPES)
+                        .filter(t -> t.asSummaryString().equals(summary))
+                        .findFirst()
+                        .orElseThrow();
+        NativeParity.assertParity(
+                ONE.withMiniBatch(37).withAggPhase("TWO_PHASE"),
+                Compare.LINES,
+                4,
+                NESTED_EXTREMES_OF_TYPE,
+                InputTable.generated("t", 2_000, 23, 1.0 / 6, 19, type));
     }
 
     /**
@@ -177,8 +234,8 @@ class RetractParityTest {
 
     @Test
     void callsPlannedWithoutRetractionInTwoPhases() throws Exception {
-        // The outer MAX partial is the insert-only layout (one value), so the outer pair splits
-        // natively too (a retracting MIN's MapView partial would keep it on Flink).
+        // The outer MAX partial is the insert-only layout (one value) beside the retracting
+        // SUM's: the outer pair splits natively.
         String sql =
                 "SELECT k, MAX(c), SUM(c), COUNT(*) FROM"
                         + " (SELECT k, COUNT(*) AS c FROM t GROUP BY k) GROUP BY k";

@@ -391,7 +391,7 @@ public final class AggregateDescriber {
     private static void checkPartials(RowType partials, int keyCount, List<String> reasons) {
         for (int i = keyCount; i < partials.getFieldCount(); i++) {
             LogicalType type = partials.getTypeAt(i);
-            if (!ArrowTypes.isSupported(type)) {
+            if (!ArrowTypes.isSupportedPartial(type)) {
                 reasons.add("partial column " + i + " has type " + typeText(type));
             }
         }
