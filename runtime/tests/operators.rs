@@ -116,6 +116,51 @@ fn distinct_views_are_charged_and_a_refused_batch_changes_nothing() {
     );
 }
 
+/// A global phase merging MIN/MAX accumulators over retractions reserves
+/// for every map entry of the partials: a partial whose map does not fit is
+/// refused and changes nothing.
+#[test]
+fn merged_multiset_entries_are_charged() {
+    let mut single = plan(
+        SqlType::of("INT"),
+        vec![call("MAX", Some((1, SqlType::of("BIGINT"))))],
+        Emission::MiniBatch,
+    );
+    single.input = InputMode::Retracting;
+    let (local_plan, mut global_plan) = two_phase_plans(&single);
+    let mut local = GroupAggOperator::new(local_plan).unwrap();
+    let reference_plan = global_plan.clone();
+    global_plan.memory_budget_bytes = 60_000;
+    let mut global = GroupAggOperator::new(global_plan).unwrap();
+    let mut reference = GroupAggOperator::new(reference_plan).unwrap();
+    let partial = |local: &mut GroupAggOperator, values: std::ops::Range<i64>| {
+        let rows: Vec<(i8, i32, Option<i64>)> = values.map(|v| (0, 1, Some(v))).collect();
+        assert!(local.process(&kind_rows(&rows, true)).unwrap().is_none());
+        local.flush().unwrap().unwrap()
+    };
+    let small = partial(&mut local, 0..100);
+    global.process(&small).unwrap();
+    reference.process(&small).unwrap();
+    assert_eq!(
+        opt_rows(global.flush().unwrap()),
+        opt_rows(reference.flush().unwrap())
+    );
+    let used = global.memory_used();
+    // One key, 20,000 new values in one partial's map: they do not fit.
+    let big = partial(&mut local, 1000..21_000);
+    let err = global.process(&big).unwrap_err();
+    assert!(matches!(err, AggError::MemoryBudget { .. }), "{err}");
+    assert_eq!(global.memory_used(), used);
+    assert_eq!(global.snapshot().unwrap(), reference.snapshot().unwrap());
+    let next = partial(&mut local, 200..201);
+    global.process(&next).unwrap();
+    reference.process(&next).unwrap();
+    assert_eq!(
+        opt_rows(global.flush().unwrap()),
+        opt_rows(reference.flush().unwrap())
+    );
+}
+
 #[test]
 fn string_keys_are_charged_for_their_bytes() {
     let mut p = plan(

@@ -3,6 +3,7 @@
 //! in (undoing the intern when the budget says no), and the least budget
 //! that can hold one batch at all.
 
+use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
@@ -22,6 +23,37 @@ fn is_var_len(data_type: &DataType) -> bool {
         data_type,
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
     )
+}
+
+/// The heap bytes of a column's variable-width values, nested ones too (a
+/// partial's map of strings).
+fn var_len_bytes(column: &dyn Array) -> usize {
+    match column.data_type() {
+        t if is_var_len(t) => column.get_buffer_memory_size(),
+        DataType::Struct(_) => column
+            .as_struct()
+            .columns()
+            .iter()
+            .map(|c| var_len_bytes(c.as_ref()))
+            .sum(),
+        DataType::List(_) => var_len_bytes(column.as_list::<i32>().values().as_ref()),
+        _ => 0,
+    }
+}
+
+/// The entries of a column's lists, nested ones too: a partial's map
+/// entries, each of which a merge may add to state like one folded row.
+fn list_entries(column: &dyn Array) -> usize {
+    match column.data_type() {
+        DataType::Struct(_) => column
+            .as_struct()
+            .columns()
+            .iter()
+            .map(|c| list_entries(c.as_ref()))
+            .sum(),
+        DataType::List(_) => column.as_list::<i32>().values().len(),
+        _ => 0,
+    }
 }
 
 impl GroupAggOperator {
@@ -67,13 +99,20 @@ impl GroupAggOperator {
         let var_bytes: usize = input
             .iter()
             .flatten()
-            .filter(|c| is_var_len(c.data_type()))
-            .map(|c| c.get_buffer_memory_size())
+            .map(|c| var_len_bytes(c.as_ref()))
             .sum();
         let factor = if self.bundle_accs.is_empty() { 1 } else { 2 };
         let rows = input.first().and_then(|c| c.first()).map_or(0, |c| c.len());
+        let entries: usize = input
+            .iter()
+            .flatten()
+            .map(|c| list_entries(c.as_ref()))
+            .sum();
         let per_row: usize = self.accs.iter().map(|a| a.bytes_per_input_row()).sum();
-        new_groups * per_group + new_slots * per_slot + var_bytes * factor + rows * per_row
+        new_groups * per_group
+            + new_slots * per_slot
+            + var_bytes * factor
+            + (rows + entries) * per_row
     }
 
     /// Reserves memory for the batch after interning, undoing the intern

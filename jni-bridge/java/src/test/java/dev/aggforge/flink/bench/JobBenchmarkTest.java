@@ -66,6 +66,9 @@ import dev.aggforge.flink.AggforgeOptions;
  *       two-phase SINGLE_VALUE is not native)
  *   <li>{@code listagg-string-{single,two}}: {@code LISTAGG(v0), LISTAGG(v0, '|')} over STRING,
  *       {@code bench.rows} rows, 65,536 keys (about 30 values per key)
+ *   <li>{@code nested-minmax-{single,two}}: a SUM per key (65,536 keys) feeding {@code MIN, MAX,
+ *       COUNT(*)} per {@code MOD(k, 64)}: the outer MIN/MAX over retracting input (counted
+ *       multisets; two-phase: Flink's MapView accumulator partials)
  * </ul>
  *
  * <p>{@code bench.nativeOnly=true} runs only the native jobs of the selected workloads ({@code
@@ -268,6 +271,18 @@ class JobBenchmarkTest {
                 rows,
                 65_536,
                 nulls);
+
+        // Nested GROUP BY: a SUM per key (65,536 keys) feeds MIN/MAX/COUNT per coarser key, so
+        // the outer aggregate folds the inner one's -U/+U pairs into counted multisets.
+        InputTable nestedKeys =
+                InputTable.generated("t", rows, 65_536, nulls, 42, new BigIntType());
+        String nested =
+                "SELECT MOD(k, 64), MIN(s), MAX(s), COUNT(*) FROM"
+                        + " (SELECT k, SUM(v0) AS s FROM t GROUP BY k) GROUP BY MOD(k, 64)";
+        String nestedData =
+                String.format(Locale.ROOT, "%,d rows, 65,536 inner keys, 64 outer, %.3f NULL", rows, nulls);
+        all.add(new Workload("nested-minmax-single", nested + " | " + nestedData + " | single phase, immediate", nestedKeys, nested, single, 2));
+        all.add(new Workload("nested-minmax-two", nested + " | " + nestedData + " | two phase, mini-batch", nestedKeys, nested, two, 4));
 
         List<Workload> selected = select(all, only);
         System.out.printf(

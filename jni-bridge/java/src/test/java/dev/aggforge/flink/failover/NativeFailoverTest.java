@@ -150,6 +150,19 @@ class NativeFailoverTest {
     }
 
     @Test
+    void twoPhaseRetractingMinMaxFailoverRestoresNativeState() throws Exception {
+        // Inner and outer local/global pairs: the outer global phase restores MIN/MAX's counted
+        // multisets merged from the local phase's MapView partials.
+        failover(TWO_PHASE, NESTED_SQL, 4);
+    }
+
+    @Test
+    void twoPhaseRetractingMinMaxSavepointRescalesOneToTwo(@TempDir Path savepoints)
+            throws Exception {
+        rescale(TWO_PHASE, NESTED_SQL, 4, 1, 2, savepoints);
+    }
+
+    @Test
     void listAggFailoverRestoresNativeState() throws Exception {
         failover(IMMEDIATE, LISTAGG_SQL, 1);
     }
