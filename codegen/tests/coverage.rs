@@ -52,8 +52,8 @@ fn real_matrix() {
     let first_last = 2 * 2 * types;
     // LISTAGG: insert-only in 3 phases, retracting in the single phase.
     let listagg = 3 * strings + strings;
-    // SINGLE_VALUE: every row, both inputs, single phase.
-    let single_value = 2 * types;
+    // SINGLE_VALUE: every row, both inputs, every phase.
+    let single_value = 2 * types * 3;
     assert_eq!(
         rows.iter().filter(|r| r.status.is_specialized()).count(),
         insert_only * 3

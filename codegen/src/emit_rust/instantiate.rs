@@ -328,10 +328,19 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
             let binding = &input.binding;
             let equality = equality(&input);
             let rule = quote!(crate::templates::single_value::SingleValue<#binding, #equality>);
-            // Single phase only: the "partials" are the snapshot's (value, count).
+            match shape.partial.as_slice() {
+                [value, count]
+                    if value.ty == TypeExpr::Arg && count.ty == TypeExpr::Named("INT".into()) => {}
+                _ => {
+                    return Err(EmitError::new(
+                        at,
+                        "single_value keeps Flink's partial layout [value: arg, count: INT]",
+                    ))
+                }
+            }
             Ok(Parts {
                 state: quote!(crate::kernel::SingleValues<#rule>),
-                partial_types: quote!(vec![#arg_type, ::arrow_schema::DataType::Int32]),
+                partial_types: declared_partial,
                 arg_type: Some(arg_type.clone()),
                 result_type: arg_type,
                 scales: no_scales,

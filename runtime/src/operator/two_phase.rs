@@ -30,14 +30,21 @@ impl GroupAggOperator {
     }
 
     /// Local phase flush: every bundle group's partials as +I rows, in the
-    /// order of Flink's bundle HashMap; the bundle starts empty.
+    /// order of Flink's bundle HashMap; the bundle starts empty. A group a
+    /// row failed (SINGLE_VALUE) fails the query where Flink's loop folds
+    /// its rows, after the partials of the groups before it.
     pub(super) fn flush_local(&mut self) -> Result<Option<RecordBatch>> {
         let n = self.table.len();
         if n == 0 {
             return Ok(None);
         }
         let groups: Vec<u32> = (0..n as u32).collect();
-        let order = self.hash_map_order(&groups);
+        let mut order = self.hash_map_order(&groups);
+        if let Some((at, message)) = self.first_failed_position(&order) {
+            order.truncate(at);
+            self.failure = Some(message);
+        }
+        let n = order.len();
         let mut columns = self.table.keys(&order)?;
         // DISTINCT calls: the view's list leaves the call's partial for
         // the shared view column.
@@ -90,6 +97,15 @@ impl GroupAggOperator {
             acc.resize(slots);
             acc.merge(partials, &slot_ids)?;
         }
+        // A partial that fails its bundle group (SINGLE_VALUE) fails the
+        // query at that row, in Flink's `addInput`: the bundle emits nothing.
+        let slots: Vec<u32> = (0..slots as u32).collect();
+        if let Some((_, message)) = self.bundle_accs[..self.visible]
+            .iter()
+            .find_map(|a| a.failed_position(&slots))
+        {
+            self.failure = Some(message);
+        }
         Ok(())
     }
 
@@ -114,6 +130,17 @@ impl GroupAggOperator {
             .order_global(&self.plan, &self.views, &mut partials, &order)?;
         for (acc, p) in self.accs.iter_mut().zip(&partials) {
             acc.merge(p, &groups)?;
+        }
+        // A group whose merge failed (SINGLE_VALUE) fails the query where
+        // Flink's loop reaches it, after the changes of the groups before.
+        let mut groups = groups;
+        let mut before = before;
+        if let Some((at, message)) = self.first_failed_position(&groups) {
+            groups.truncate(at);
+            for column in &mut before {
+                *column = column.slice(0, at);
+            }
+            self.failure = Some(message);
         }
         let after = self.evaluate_all(&groups)?;
         let counts = self.record_counts(&groups)?;

@@ -14,10 +14,18 @@
 //! # aggforge-declaration
 //! functions = ["SINGLE_VALUE"]
 //! input = ["insert_only", "retracting"]
-//! phases = ["single"]
-//! phases_reason = "the local and global phases would fail in Flink's local bundle and global merge, which the operators do not model yet"
+//! phases = ["single", "local", "global"]
 //! result = "arg"
+//! partial = [{ name = "value", type = "arg" }, { name = "count", type = "INT" }]
 //! ```
+//!
+//! Two-phase, Flink fails where a key's rows in a local bundle hold a
+//! second value (its local flush, after the partials of the keys before
+//! it in the bundle's HashMap order), where merging a partial into the
+//! global bundle's accumulator makes the count exceed 1 (at that partial
+//! row: the bundle emits nothing), and where merging the bundle into state
+//! does (the global flush, after the changes of the keys before it); the
+//! operators fail at the same points (`operator/two_phase.rs`).
 
 use std::marker::PhantomData;
 
@@ -108,10 +116,10 @@ where
     fn merge<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
-        _partials: &[ArrayRef],
-        _groups: &GroupIds<'_>,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
     ) -> Result<()> {
-        super::single_phase_merge(spec)
+        SingleValues::merge(self, partials, groups, spec.name)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {

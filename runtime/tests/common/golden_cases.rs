@@ -369,6 +369,28 @@ pub const CASES: &[Case] = &[
             "1, NULL|0|, NULL|0|c=-1, NULL|0|, -1; 3, 4|1|4=1, q|1|q=1, 0.0|1|0.0=1, 1",
         ]],
     },
+    // single_value, global over retracting input: Flink's merge of
+    // (value, count) partials (a count-0 partial holding the value of a
+    // retract-then-accumulate bundle replaces the value; NULL is a value);
+    // i64 and bytes; key INT. Partial row: key, SINGLE_VALUE value and
+    // count twice, the inserted COUNT(*).
+    Case {
+        name: "global_single_value",
+        mode: Global,
+        input: Retracting,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["BIGINT", "STRING"],
+        calls: "SINGLE_VALUE(0), SINGLE_VALUE(1)",
+        before: &[
+            &["1, 10, 1, a, 1, 1; 2, NULL, 1, NULL, 1, 1"],
+            &["1, 11, 0, b, 0, 0; 3, NULL, -1, NULL, -1, -1"],
+        ],
+        after: &[&[
+            "2, 21, 0, c, 0, 0",
+            "1, NULL, -1, NULL, -1, -1; 3, 30, 1, d, 1, 1",
+        ]],
+    },
     // No GROUP BY: the one group of the empty key; count_star, sum (i64),
     // running_extreme (bytes, TIMESTAMP(9), bool), immediate.
     Case {

@@ -137,8 +137,9 @@ pub fn strs(rows: &[&str]) -> Vec<String> {
 /// Partial column count of a call in Flink's accumulator layout.
 fn partial_width(function: &str, input: InputMode) -> usize {
     match function {
-        // AVG keeps a sum and a count, LISTAGG (accDelimiter, concatAcc).
-        "AVG" | "LISTAGG" => 2,
+        // AVG keeps a sum and a count, LISTAGG (accDelimiter, concatAcc),
+        // SINGLE_VALUE (value, count).
+        "AVG" | "LISTAGG" | "SINGLE_VALUE" => 2,
         // SumWithRetractAggFunction keeps the sum and a count.
         "SUM" if input == InputMode::Retracting => 2,
         _ => 1,

@@ -534,6 +534,20 @@ impl Model {
         match self.function {
             "COUNT_STAR" | "COUNT" => state.count += partial.count,
             "MIN" | "MAX" if self.retracting => self.merge_counted(state, partial),
+            // SingleValueAggFunction's merge expressions: throw above 1;
+            // at 0 the partial's value if ours was 0 or theirs is above 0,
+            // else NULL; otherwise the partial's value.
+            "SINGLE_VALUE" if state.failed || partial.failed => state.failed = true,
+            "SINGLE_VALUE" => {
+                let sum = state.count + partial.count;
+                if sum > 1 {
+                    state.failed = true;
+                    return;
+                }
+                let take = sum != 0 || state.count == 0 || partial.count > 0;
+                state.value = if take { partial.value.clone() } else { None };
+                state.count = sum;
+            }
             // LISTAGG merges the partial concatenation after its separator.
             "MIN" | "MAX" | "LISTAGG" => self.fold(state, &partial.value),
             "SUM" => {
