@@ -21,7 +21,7 @@
 #                                                    COUNT/AVG(DISTINCT), 4096 values per key (BIGINT)
 #   nexmark-q{15,16,17}-{single,two,split}           Nexmark q15-q17 over the Nexmark bid generator
 #                                                    (split: two with split-distinct, Nexmark's config)
-#   singlevalue-keys1m-{single,minibatch}, listagg-string-{single,two}
+#   singlevalue-keys1m-{single,minibatch,two}, listagg-string-{single,two}
 #   nested-minmax-{single,two}                       SUM per key (65,536) feeding MIN/MAX/COUNT(*)
 #                                                    per MOD(k, 64): MIN/MAX over retracting input
 # "single" = ONE_PHASE, mini-batch off (immediate); "two" = TWO_PHASE, mini-batch

@@ -109,7 +109,7 @@ fn list_with_filters() {
     assert!(lines[1].ends_with("extreme.toml:24"), "{stdout}");
     // The DISTINCT variant runs under the view, in the local phase too.
     assert!(lines[2].contains("yes       specialized  "), "{stdout}");
-    assert!(lines[2].ends_with("distinct.toml:32"), "{stdout}");
+    assert!(lines[2].ends_with("distinct.toml:35"), "{stdout}");
     assert_eq!(lines[3], "2 of 2 combinations specialized");
     // An order-sensitive DISTINCT sum over retracting input stays
     // single-phase.

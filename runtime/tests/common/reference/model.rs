@@ -279,18 +279,35 @@ impl Model {
         }
     }
 
+    /// `a` is a better MIN/MAX than `b` under Java's `compareTo`.
+    fn beats(&self, a: &V, b: &V) -> bool {
+        let order = java_compare(a, b);
+        if self.function == "MIN" {
+            order.is_lt()
+        } else {
+            order.is_gt()
+        }
+    }
+
+    /// Flink's `updateMin`/`updateMax`: the extreme over every key, negative
+    /// counts too; none zeroes `mapSize`.
+    fn update_extreme(&self, state: &mut Ref) {
+        let mut next: Option<V> = None;
+        for (k, _) in &state.map {
+            if next.as_ref().is_none_or(|n| self.beats(k, n)) {
+                next = Some(k.clone());
+            }
+        }
+        if next.is_none() {
+            state.count = 0;
+        }
+        state.value = next;
+    }
+
     /// MinWithRetractAggFunction.merge / MaxWithRetractAggFunction.merge,
     /// written from their Java, for one partial accumulator.
     fn merge_counted(&self, state: &mut Ref, partial: &Ref) {
-        let min = self.function == "MIN";
-        let beats = |a: &V, b: &V| {
-            let order = java_compare(a, b);
-            if min {
-                order.is_lt()
-            } else {
-                order.is_gt()
-            }
-        };
+        let beats = |a: &V, b: &V| self.beats(a, b);
         if state.count == 0
             || (partial.count > 0
                 && partial.value.is_some()
@@ -329,31 +346,14 @@ impl Model {
             }
         }
         if update {
-            let mut next: Option<V> = None;
-            for (k, _) in &state.map {
-                if next.as_ref().is_none_or(|n| beats(k, n)) {
-                    next = Some(k.clone());
-                }
-            }
-            if next.is_none() {
-                state.count = 0;
-            }
-            state.value = next;
+            self.update_extreme(state);
         }
     }
 
     /// MinWithRetractAggFunction / MaxWithRetractAggFunction, written from
     /// their Java: accumulate (`retract == false`) or retract one value.
     fn counted(&self, state: &mut Ref, v: &V, retract: bool) {
-        let min = self.function == "MIN";
-        let beats = |a: &V, b: &V| {
-            let order = java_compare(a, b);
-            if min {
-                order.is_lt()
-            } else {
-                order.is_gt()
-            }
-        };
+        let beats = |a: &V, b: &V| self.beats(a, b);
         let pos = state
             .map
             .iter()
@@ -390,16 +390,7 @@ impl Model {
             .as_ref()
             .is_some_and(|cur| java_compare(cur, v).is_eq())
         {
-            let mut next: Option<V> = None;
-            for (k, _) in &state.map {
-                if next.as_ref().is_none_or(|n| beats(k, n)) {
-                    next = Some(k.clone());
-                }
-            }
-            if next.is_none() {
-                state.count = 0;
-            }
-            state.value = next;
+            self.update_extreme(state);
         }
     }
 

@@ -61,9 +61,9 @@ import dev.aggforge.flink.AggforgeOptions;
  *   <li>{@code keys1m-bigint-{single,two}}: {@code MIN, MAX, COUNT, SUM} over BIGINT, {@code
  *       bench.bigRows} rows (1,000,000), keys drawn from the whole INT range, so almost every key
  *       has exactly one row (about 1,000,000 keys)
- *   <li>{@code singlevalue-keys1m-{single,minibatch}}: {@code SINGLE_VALUE(v0)} over BIGINT,
- *       {@code bench.bigRows} rows with a distinct key each; immediate and mini-batch (one phase:
- *       two-phase SINGLE_VALUE is not native)
+ *   <li>{@code singlevalue-keys1m-{single,minibatch,two}}: {@code SINGLE_VALUE(v0)} over BIGINT,
+ *       {@code bench.bigRows} rows with a distinct key each; immediate, single-phase mini-batch and
+ *       two-phase
  *   <li>{@code listagg-string-{single,two}}: {@code LISTAGG(v0), LISTAGG(v0, '|')} over STRING,
  *       {@code bench.rows} rows, 65,536 keys (about 30 values per key)
  *   <li>{@code nested-minmax-{single,two}}: a SUM per key (65,536 keys) feeding {@code MIN, MAX,
@@ -258,6 +258,7 @@ class JobBenchmarkTest {
         String distinctData = String.format(Locale.ROOT, "%,d rows, a key each, %.3f NULL", bigRows, nulls);
         all.add(new Workload("singlevalue-keys1m-single", singleValue + " | " + distinctData + " | single phase, immediate", distinctKeys, singleValue, single, 1));
         all.add(new Workload("singlevalue-keys1m-minibatch", singleValue + " | " + distinctData + " | single phase, mini-batch", distinctKeys, singleValue, single.withMiniBatch(miniBatch).withConfig("table.exec.mini-batch.allow-latency", "1 s"), 1));
+        all.add(new Workload("singlevalue-keys1m-two", singleValue + " | " + distinctData + " | two phase, mini-batch", distinctKeys, singleValue, two, 2));
         // LISTAGG over strings, ~30 values per key.
         InputTable manyKeyStrings =
                 InputTable.generated("t", rows, 65_536, nulls, 42, new VarCharType(VarCharType.MAX_LENGTH));
