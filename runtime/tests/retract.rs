@@ -461,3 +461,59 @@ fn a_call_planned_without_retraction_skips_retractions() {
         strs(&["+I[1, 2, 7, 11]"])
     );
 }
+
+/// Speed of MIN/MAX over retracting input where every retraction removes
+/// the current MIN (round-robin updates of increasing values, as
+/// `MIN(last_seen)` over per-key latest values sees them) against random
+/// updates; run with `cargo test --release -p aggforge-runtime --test
+/// retract -- --ignored --nocapture extreme_retraction_speed`.
+#[test]
+#[ignore]
+fn extreme_retraction_speed() {
+    for values_per_group in [1_024i64, 16_384] {
+        for (label, round_robin) in [("round-robin (MIN retracted)", true), ("random", false)] {
+            let p = retracting(
+                vec![
+                    call("MIN", Some((1, SqlType::of("BIGINT")))),
+                    call("MAX", Some((1, SqlType::of("BIGINT")))),
+                ],
+                Emission::MiniBatch,
+            );
+            let mut op = GroupAggOperator::new(p).unwrap();
+            let mut current: Vec<i64> = (0..values_per_group).collect();
+            let inserts: Vec<(i8, i32, Option<i64>)> =
+                current.iter().map(|&v| (I, 1, Some(v))).collect();
+            op.process(&rows_of(&inserts)).unwrap();
+            op.flush().unwrap();
+            let mut seed = 0x2545_F491_4F6C_DD1Du64;
+            let mut rows = 0usize;
+            let start = std::time::Instant::now();
+            for round in 0..64 {
+                let mut batch = Vec::with_capacity(4096);
+                for i in 0..2048 {
+                    let slot = if round_robin {
+                        (round * 2048 + i) % values_per_group as usize
+                    } else {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        (seed % values_per_group as u64) as usize
+                    };
+                    let old = current[slot];
+                    let new = old + values_per_group;
+                    current[slot] = new;
+                    batch.push((UB, 1, Some(old)));
+                    batch.push((UA, 1, Some(new)));
+                }
+                rows += batch.len();
+                op.process(&rows_of(&batch)).unwrap();
+                op.flush().unwrap();
+            }
+            let secs = start.elapsed().as_secs_f64();
+            println!(
+                "{values_per_group} values per group, {label}: {:.2} M rows/s",
+                rows as f64 / secs / 1e6
+            );
+        }
+    }
+}

@@ -13,7 +13,7 @@
 //! whose count turns positive or stops being so; and when such a key was
 //! the extreme it is recomputed over every key after the partial.
 
-use std::collections::btree_map::Entry;
+use hashbrown::hash_map::Entry;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int64Array, ListArray, StructArray};
@@ -152,6 +152,7 @@ where
                             group.map_size += 1;
                         }
                         if other != 0 {
+                            group.candidates.push(slot.key().clone(), Self::better);
                             slot.insert(other);
                         }
                     }
@@ -175,6 +176,7 @@ where
             if recompute {
                 Self::recompute_extreme(group);
             }
+            Self::compact(group);
         }
         Ok(())
     }

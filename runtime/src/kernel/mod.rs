@@ -12,6 +12,7 @@
 pub mod arrival;
 pub mod avg;
 pub mod bind;
+pub mod candidates;
 pub mod concat;
 pub mod count;
 pub mod counted_partial;

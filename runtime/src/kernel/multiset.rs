@@ -9,9 +9,9 @@
 //! such a negative count; recomputing the extreme after a retraction scans
 //! every key, negative ones included.
 
+use hashbrown::hash_map::Entry;
+use hashbrown::HashMap;
 use std::cmp::Ordering;
-use std::collections::btree_map::Entry;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -21,6 +21,7 @@ use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, Fields};
 
 use super::bind::Binding;
+use super::candidates::Candidates;
 use super::rows::Rows;
 use super::timestamp::Timestamp;
 use crate::error::{AggError, Result};
@@ -28,8 +29,8 @@ use crate::error::{AggError, Result};
 /// A carrier as a multiset key ordered as Java's `compareTo` orders the
 /// value (`Double.compare` for floats: -0.0 below 0.0, NaN above all).
 pub trait JavaOrd: Clone + fmt::Debug + Send + 'static {
-    /// The key type.
-    type Key: Ord + Clone + fmt::Debug + Send + 'static;
+    /// The key type (hashed consistently with its order's equality).
+    type Key: Ord + std::hash::Hash + Clone + fmt::Debug + Send + 'static;
     /// The key of a value.
     fn key(&self) -> Self::Key;
     /// The key of a value, taking it (no copy for keys that are the value).
@@ -88,6 +89,13 @@ impl PartialEq for JavaDouble {
 
 impl Eq for JavaDouble {}
 
+impl std::hash::Hash for JavaDouble {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // Equal under `Double.compare` is equal bits once NaNs are one.
+        self.canonical().to_bits().hash(state);
+    }
+}
+
 impl PartialOrd for JavaDouble {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
@@ -138,7 +146,11 @@ pub(super) type Key<R> = <Owned<R> as JavaOrd>::Key;
 pub(super) struct Group<K> {
     pub(super) extreme: Option<K>,
     pub(super) map_size: i64,
-    pub(super) map: BTreeMap<K, i64>,
+    /// Counts per value (snapshots and partials list them in key order).
+    pub(super) map: HashMap<K, i64>,
+    /// Every value of `map`, best first, and stale ones: the next extreme
+    /// when the current one leaves (Flink scans every value there).
+    pub(super) candidates: Candidates<K>,
 }
 
 impl<K> Default for Group<K> {
@@ -146,7 +158,8 @@ impl<K> Default for Group<K> {
         Group {
             extreme: None,
             map_size: 0,
-            map: BTreeMap::new(),
+            map: HashMap::new(),
+            candidates: Candidates::default(),
         }
     }
 }
@@ -211,9 +224,20 @@ where
         std::mem::size_of::<Group<Key<R>>>()
     }
 
-    /// Upper bound of the bytes one folded row adds (a new multiset entry).
+    /// Bytes of one map slot: the entry and its control byte.
+    fn bytes_per_slot() -> usize {
+        std::mem::size_of::<(Key<R>, i64)>() + 1
+    }
+
+    /// Upper bound of the bytes one folded row adds (a new multiset entry
+    /// and candidate, with growth to twice the slots amortized).
     pub fn bytes_per_row() -> usize {
-        std::mem::size_of::<Key<R>>() + 8 + 16
+        2 * (Self::bytes_per_slot() + std::mem::size_of::<Key<R>>())
+    }
+
+    /// `a` is a better extreme than `b`.
+    pub(super) fn better(a: &Key<R>, b: &Key<R>) -> bool {
+        beats(R::MIN, a, b)
     }
 
     /// Grows (or shrinks) to `n` groups; new groups are empty.
@@ -235,10 +259,13 @@ where
         }
     }
 
-    /// Bytes held (entries estimated at key + count + node overhead).
+    /// Bytes held: the groups and every map slot (allocated capacity).
     pub fn memory_bytes(&self) -> usize {
-        let entries: usize = self.groups.iter().map(|g| g.map.len()).sum();
-        self.groups.capacity() * Self::bytes_per_group() + entries * Self::bytes_per_row()
+        let slots: usize = self.groups.iter().map(|g| g.map.capacity()).sum();
+        let candidates: usize = self.groups.iter().map(|g| g.candidates.capacity()).sum();
+        self.groups.capacity() * Self::bytes_per_group()
+            + slots * Self::bytes_per_slot()
+            + candidates * std::mem::size_of::<Key<R>>()
     }
 
     fn accumulate(group: &mut Group<Key<R>>, key: Key<R>) {
@@ -250,9 +277,10 @@ where
         if take {
             group.extreme = Some(key.clone());
         }
-        // One tree walk: count + 1, an entry at 0 (from -1) removed.
+        // One lookup: count + 1, an entry at 0 (from -1) removed.
         let count = match group.map.entry(key) {
             Entry::Vacant(slot) => {
+                group.candidates.push(slot.key().clone(), Self::better);
                 slot.insert(1);
                 1
             }
@@ -272,9 +300,10 @@ where
     }
 
     fn retract(group: &mut Group<Key<R>>, key: Key<R>) {
-        // One tree walk: count - 1; a non-zero count (negative too) is kept.
+        // One lookup: count - 1; a non-zero count (negative too) is kept.
         let removed = match group.map.entry(key) {
             Entry::Vacant(slot) => {
+                group.candidates.push(slot.key().clone(), Self::better);
                 slot.insert(-1);
                 return;
             }
@@ -290,23 +319,26 @@ where
         group.map_size -= 1;
         if group.map_size == 0 {
             group.extreme = None;
-            return;
-        }
-        if group.extreme.as_ref() == Some(&removed) {
+        } else if group.extreme.as_ref() == Some(&removed) {
             Self::recompute_extreme(group);
         }
+        Self::compact(group);
+    }
+
+    /// Drops the stale candidates once they outnumber the values.
+    pub(super) fn compact(group: &mut Group<Key<R>>) {
+        group
+            .candidates
+            .compact(group.map.len(), group.map.keys(), Self::better);
     }
 
     /// Flink's `updateMin`/`updateMax`: the extreme over every key, negative
-    /// counts too, as Flink iterates them all; an empty map also zeroes
-    /// `mapSize`.
+    /// counts too, as Flink iterates them all (here the best candidate still
+    /// in the map); an empty map also zeroes `mapSize`.
     pub(super) fn recompute_extreme(group: &mut Group<Key<R>>) {
-        let next = if R::MIN {
-            group.map.keys().next()
-        } else {
-            group.map.keys().next_back()
-        };
-        match next.cloned() {
+        let map = &group.map;
+        let next = group.candidates.best(|k| map.contains_key(k), Self::better);
+        match next {
             Some(k) => group.extreme = Some(k),
             None => {
                 group.map_size = 0;
@@ -430,7 +462,9 @@ where
             );
             sizes.push(group.map_size);
             offsets.push(group.map.len());
-            for (k, &c) in &group.map {
+            let mut entries: Vec<(&Key<R>, i64)> = group.map.iter().map(|(k, &c)| (k, c)).collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (k, c) in entries {
                 keys.push(<Owned<R> as JavaOrd>::from_key(k));
                 counts.push(c);
             }
@@ -472,7 +506,9 @@ where
             for e in offsets[i] as usize..offsets[i + 1] as usize {
                 let mut value = Owned::<R>::default();
                 R::Val::store(&mut value, R::Val::get(&keys, e));
-                group.map.insert(value.into_key(), counts.value(e));
+                let key = value.into_key();
+                group.candidates.push(key.clone(), Self::better);
+                group.map.insert(key, counts.value(e));
             }
             self.groups[g] = group;
         }

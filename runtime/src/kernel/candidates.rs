@@ -1,0 +1,144 @@
+//! The next extreme of a counted multiset without a scan: a binary heap of
+//! the values that entered the multiset, best first, from which values
+//! that left it are dropped lazily when they reach the top.
+//!
+//! Flink recomputes MIN/MAX over retracting input by iterating every value
+//! when the extreme leaves (`updateMin`), which is quadratic for the
+//! common pattern where each retraction removes the extreme (round-robin
+//! updates of increasing values, e.g. `MIN(last_seen)` over per-key latest
+//! values). The counts live in a hash map; this heap keeps the order, at
+//! O(log n) per value that enters and amortized O(log n) per extreme that
+//! leaves.
+
+/// A heap of candidate extremes under an order given per call (`better(a,
+/// b)`: `a` is a better extreme than `b`), possibly holding stale values.
+#[derive(Debug, Clone)]
+pub struct Candidates<K> {
+    heap: Vec<K>,
+}
+
+impl<K> Default for Candidates<K> {
+    fn default() -> Self {
+        Candidates { heap: Vec::new() }
+    }
+}
+
+impl<K: Clone> Candidates<K> {
+    /// Values held, stale ones included.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// True when no value is held.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Allocated slots.
+    pub fn capacity(&self) -> usize {
+        self.heap.capacity()
+    }
+
+    /// Adds a value that entered the multiset.
+    pub fn push(&mut self, key: K, better: impl Fn(&K, &K) -> bool) {
+        self.heap.push(key);
+        let mut i = self.heap.len() - 1;
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !better(&self.heap[i], &self.heap[parent]) {
+                break;
+            }
+            self.heap.swap(i, parent);
+            i = parent;
+        }
+    }
+
+    /// The best value still in the multiset (`live`), dropping the stale
+    /// ones above it; `None` when none is left.
+    pub fn best(
+        &mut self,
+        live: impl Fn(&K) -> bool,
+        better: impl Fn(&K, &K) -> bool,
+    ) -> Option<K> {
+        while let Some(top) = self.heap.first() {
+            if live(top) {
+                return Some(top.clone());
+            }
+            self.pop(&better);
+        }
+        None
+    }
+
+    /// Replaces the values with `keys` (every value of the multiset), when
+    /// the stale ones outnumber them.
+    pub fn compact<'a>(
+        &mut self,
+        live_len: usize,
+        keys: impl Iterator<Item = &'a K>,
+        better: impl Fn(&K, &K) -> bool,
+    ) where
+        K: 'a,
+    {
+        if self.heap.len() <= 2 * live_len + 16 {
+            return;
+        }
+        self.heap.clear();
+        self.heap.extend(keys.cloned());
+        // Floyd's heap construction: O(n).
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i, &better);
+        }
+    }
+
+    fn pop(&mut self, better: impl Fn(&K, &K) -> bool) {
+        let last = self.heap.len() - 1;
+        self.heap.swap(0, last);
+        self.heap.pop();
+        self.sift_down(0, better);
+    }
+
+    fn sift_down(&mut self, mut i: usize, better: impl Fn(&K, &K) -> bool) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut best = i;
+            if l < n && better(&self.heap[l], &self.heap[best]) {
+                best = l;
+            }
+            if r < n && better(&self.heap[r], &self.heap[best]) {
+                best = r;
+            }
+            if best == i {
+                break;
+            }
+            self.heap.swap(i, best);
+            i = best;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_best_live_value_comes_first() {
+        let less = |a: &i32, b: &i32| a < b;
+        let mut c = Candidates::default();
+        for v in [5, 3, 9, 3, 1, 7] {
+            c.push(v, less);
+        }
+        let live = [3, 7, 9];
+        assert_eq!(c.best(|v| live.contains(v), less), Some(3));
+        assert_eq!(c.best(|v| *v > 3, less), Some(5));
+        assert_eq!(c.best(|_| false, less), None);
+        assert!(c.is_empty());
+        let more = |a: &i32, b: &i32| a > b;
+        for v in 0..100 {
+            c.push(v, more);
+        }
+        c.compact(3, [4, 8, 2].iter(), more);
+        assert_eq!(c.len(), 3);
+        assert_eq!(c.best(|_| true, more), Some(8));
+    }
+}
