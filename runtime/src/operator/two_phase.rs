@@ -99,10 +99,11 @@ impl GroupAggOperator {
         }
         // A partial that fails its bundle group (SINGLE_VALUE) fails the
         // query at that row, in Flink's `addInput`: the bundle emits nothing.
-        let slots: Vec<u32> = (0..slots as u32).collect();
+        // (Only this batch's slots can have failed: an earlier failure
+        // already refused this call.)
         if let Some((_, message)) = self.bundle_accs[..self.visible]
             .iter()
-            .find_map(|a| a.failed_position(&slots))
+            .find_map(|a| a.failed_position(&slot_ids))
         {
             self.failure = Some(message);
         }
