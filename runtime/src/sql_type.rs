@@ -5,8 +5,10 @@
 //! layout. Nothing here names a SQL family: a new family or row on an
 //! existing layout is a spec edit.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 
@@ -88,6 +90,10 @@ pub enum Layout {
     Boolean,
     /// `Utf8`
     Utf8,
+    /// `List`: an `ARRAY<T>` column, a list of `T`'s layout with nullable
+    /// items named `item`. Not a `types.toml` layout: ARRAY is a type
+    /// constructor over the rows (group keys only, so far).
+    List,
 }
 
 impl Layout {
@@ -107,6 +113,7 @@ impl Layout {
             Layout::StructTimestamp => "Struct(Timestamp)",
             Layout::Boolean => "Boolean",
             Layout::Utf8 => "Utf8",
+            Layout::List => "List",
         }
     }
 
@@ -131,8 +138,45 @@ impl Layout {
             ])),
             Layout::Boolean => DataType::Boolean,
             Layout::Utf8 => DataType::Utf8,
+            Layout::List => {
+                let item = sql
+                    .element()
+                    .and_then(|element| element.data_type())
+                    .unwrap_or(DataType::Null);
+                DataType::List(Arc::new(Field::new(LIST_ITEM, item, true)))
+            }
         }
     }
+}
+
+/// The name of a `List` column's item field (arrow-rs's default; Java's
+/// Arrow names it `$data$`, which readers accept).
+pub const LIST_ITEM: &str = "item";
+
+/// The family of `ARRAY<T>` types: a constructor over the families of
+/// `types.toml`, not one of them.
+static ARRAY_FAMILY: Family = Family {
+    name: "ARRAY",
+    spellings: &["ARRAY"],
+    params: ParamKind::None,
+    aliases: &[],
+};
+
+/// The one `'static` copy of `ty`, so an `ARRAY<T>` can hold its element
+/// type and stay `Copy`. Element types are bounded by the families and
+/// their parameters, so the leaked set stays small.
+fn intern(ty: SqlType) -> &'static SqlType {
+    static INTERNED: OnceLock<Mutex<HashSet<&'static SqlType>>> = OnceLock::new();
+    let mut interned = INTERNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(found) = interned.get(&ty) {
+        return found;
+    }
+    let leaked: &'static SqlType = Box::leak(Box::new(ty));
+    interned.insert(leaked);
+    leaked
 }
 
 /// One `[[type]]` row of `types.toml`.
@@ -172,6 +216,7 @@ impl TypeRowInfo {
             precision,
             scale,
             length,
+            element: None,
         }
     }
 }
@@ -194,6 +239,8 @@ pub struct SqlType {
     precision: Option<u8>,
     scale: Option<i8>,
     length: Option<u32>,
+    /// The element type of an `ARRAY<T>`.
+    element: Option<&'static SqlType>,
 }
 
 impl SqlType {
@@ -227,6 +274,22 @@ impl SqlType {
         self.length
     }
 
+    /// `ARRAY<element>`.
+    pub fn array_of(element: SqlType) -> SqlType {
+        SqlType {
+            family: &ARRAY_FAMILY,
+            precision: None,
+            scale: None,
+            length: None,
+            element: Some(intern(element)),
+        }
+    }
+
+    /// The element type of an `ARRAY<T>`, `None` for other types.
+    pub fn element(&self) -> Option<SqlType> {
+        self.element.copied()
+    }
+
     /// The `types.toml` row this type falls in: the first row whose family
     /// matches and whose precision range (if any) holds it.
     pub fn type_row(&self) -> Option<&'static TypeRowInfo> {
@@ -238,9 +301,13 @@ impl SqlType {
         })
     }
 
-    /// The Arrow layout of this type's columns, if a type row covers it.
+    /// The Arrow layout of this type's columns, if a type row covers it
+    /// (for `ARRAY<T>`: `List` when a type row covers `T`).
     pub fn layout(&self) -> Option<Layout> {
-        self.type_row().map(|row| row.layout)
+        match self.element {
+            Some(element) => element.type_row().map(|_| Layout::List),
+            None => self.type_row().map(|row| row.layout),
+        }
     }
 
     /// The Arrow type of this type's columns, if a type row covers it.
@@ -253,6 +320,9 @@ impl fmt::Display for SqlType {
     /// The family's first spelling with the kept parameters (or the alias
     /// that fixes the length), which [`SqlType::from_str`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(element) = self.element {
+            return write!(f, "ARRAY<{element}>");
+        }
         let name = self.family.spellings[0];
         if let Some(length) = self.length {
             if let Some((alias, _)) = self.family.aliases.iter().find(|(_, n)| *n == length) {
@@ -293,6 +363,23 @@ fn split_spelling(text: &str) -> Option<(String, Vec<i64>)> {
     Some((words.to_ascii_uppercase(), params))
 }
 
+/// The element spelling of `ARRAY<T>` (any case, `T` without a trailing
+/// `NOT NULL`: an element's nullability changes neither its Arrow layout
+/// nor Flink's BinaryArrayData bytes), or `None` for other spellings.
+fn array_element(text: &str) -> Option<&str> {
+    let text = text.trim();
+    let open = text.find('<')?;
+    if !text[..open].trim().eq_ignore_ascii_case("ARRAY") || !text.ends_with('>') {
+        return None;
+    }
+    let inner = text[open + 1..text.len() - 1].trim();
+    let upper = inner.to_ascii_uppercase();
+    Some(match upper.strip_suffix("NOT NULL") {
+        Some(rest) if rest.ends_with(char::is_whitespace) => inner[..rest.len()].trim_end(),
+        _ => inner,
+    })
+}
+
 impl FromStr for SqlType {
     type Err = AggError;
 
@@ -301,12 +388,16 @@ impl FromStr for SqlType {
     /// families of `types.toml`, with their defaults.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let bad = || AggError::Plan(format!("unknown SQL type '{text}'"));
+        if let Some(element) = array_element(text) {
+            return Ok(SqlType::array_of(element.parse().map_err(|_| bad())?));
+        }
         let (words, params) = split_spelling(text).ok_or_else(bad)?;
         let mut ty = SqlType {
             family: &families()[0],
             precision: None,
             scale: None,
             length: None,
+            element: None,
         };
         for family in families() {
             if let Some((_, length)) = family.aliases.iter().find(|(a, _)| *a == words) {
@@ -395,6 +486,38 @@ mod tests {
             Some(("INTERVAL DAY TO SECOND".to_string(), vec![2, 3]))
         );
         assert_eq!(split_spelling("DECIMAL(x)"), None);
+    }
+
+    #[test]
+    fn arrays_parse_print_and_map_to_lists_of_their_element() {
+        let ints = SqlType::of("ARRAY<INT NOT NULL>");
+        assert_eq!(ints.family(), "ARRAY");
+        assert_eq!(ints.element(), Some(SqlType::of("INT")));
+        assert_eq!(ints, SqlType::of("array<int>"));
+        assert_eq!(ints.to_string(), "ARRAY<INT>");
+        assert_eq!(ints.layout(), Some(Layout::List));
+        assert_eq!(ints.type_row(), None);
+        assert_eq!(
+            ints.data_type(),
+            Some(DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::Int32,
+                true
+            ))))
+        );
+        let decimals = SqlType::of("ARRAY<DECIMAL(20, 3)>");
+        assert_eq!(decimals.to_string().parse::<SqlType>().unwrap(), decimals);
+        assert_eq!(
+            SqlType::of("ARRAY<TIMESTAMP(9) NOT NULL>").element(),
+            Some(SqlType::of("TIMESTAMP(9)"))
+        );
+        // Nested arrays and elements no row covers parse but have no layout.
+        assert_eq!(SqlType::of("ARRAY<ARRAY<INT>>").layout(), None);
+        assert_eq!(SqlType::of("ARRAY<TIME(6)>").layout(), None);
+        assert_eq!(SqlType::of("INT").element(), None);
+        assert!("ARRAY<INTT>".parse::<SqlType>().is_err());
+        assert!("ARRAY<INT".parse::<SqlType>().is_err());
+        assert!("MAP<INT, INT>".parse::<SqlType>().is_err());
     }
 
     #[test]

@@ -28,6 +28,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, StringArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, TimeUnit};
 
+use super::binary_array::ArrayKeyColumn;
 use crate::error::{AggError, Result};
 use crate::types::{Layout, SqlType};
 
@@ -93,7 +94,7 @@ fn unscaled_bytes(value: i128) -> ([u8; 16], usize) {
 }
 
 /// A key column resolved once per batch to its typed Arrow buffers.
-enum KeyColumn<'a> {
+pub(super) enum KeyColumn<'a> {
     /// One byte in the slot.
     Byte(&'a [i8]),
     /// Two bytes in the slot.
@@ -116,11 +117,13 @@ enum KeyColumn<'a> {
     Bool(&'a BooleanArray),
     /// CHAR/VARCHAR UTF-8 bytes.
     Utf8(&'a StringArray),
+    /// ARRAY: a BinaryArrayData in the variable part.
+    Array(Box<ArrayKeyColumn<'a>>),
 }
 
-struct ResolvedColumn<'a> {
-    values: KeyColumn<'a>,
-    nulls: Option<&'a NullBuffer>,
+pub(super) struct ResolvedColumn<'a> {
+    pub(super) values: KeyColumn<'a>,
+    pub(super) nulls: Option<&'a NullBuffer>,
 }
 
 fn type_mismatch(index: usize, sql: &SqlType, found: &DataType) -> AggError {
@@ -129,7 +132,11 @@ fn type_mismatch(index: usize, sql: &SqlType, found: &DataType) -> AggError {
     ))
 }
 
-fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<ResolvedColumn<'a>> {
+pub(super) fn resolve<'a>(
+    index: usize,
+    array: &'a ArrayRef,
+    sql: &SqlType,
+) -> Result<ResolvedColumn<'a>> {
     let dt = array.data_type();
     let bad = || type_mismatch(index, sql, dt);
     // The key's Arrow layout (its types.toml row) picks how Flink's
@@ -209,6 +216,9 @@ fn resolve<'a>(index: usize, array: &'a ArrayRef, sql: &SqlType) -> Result<Resol
         }
         (Layout::Boolean, DataType::Boolean) => KeyColumn::Bool(array.as_boolean()),
         (Layout::Utf8, DataType::Utf8) => KeyColumn::Utf8(array.as_string::<i32>()),
+        (Layout::List, DataType::List(_)) => {
+            KeyColumn::Array(Box::new(ArrayKeyColumn::resolve(index, array, sql)?))
+        }
         _ => return Err(bad()),
     };
     Ok(ResolvedColumn {
@@ -309,44 +319,7 @@ impl<'a> KeyRowEncoder<'a> {
                 }
                 continue;
             }
-            match &column.values {
-                KeyColumn::Byte(v) => out[slot] = v[row] as u8,
-                KeyColumn::Short(v) => out[slot..slot + 2].copy_from_slice(&v[row].to_le_bytes()),
-                KeyColumn::Int(v) => out[slot..slot + 4].copy_from_slice(&v[row].to_le_bytes()),
-                KeyColumn::Long(v) => put_slot(out, slot, v[row] as u64),
-                KeyColumn::Float(v) => {
-                    out[slot..slot + 4].copy_from_slice(&v[row].to_bits().to_le_bytes())
-                }
-                KeyColumn::Double(v) => put_slot(out, slot, v[row].to_bits()),
-                KeyColumn::CompactDecimal(v) => put_slot(out, slot, v[row] as i64 as u64),
-                KeyColumn::WideDecimal(v) => {
-                    let cursor = out.len();
-                    let (bytes, len) = unscaled_bytes(v[row]);
-                    out.extend_from_slice(&bytes[16 - len..]);
-                    out.resize(cursor + 16, 0);
-                    put_slot(out, slot, ((cursor as u64) << 32) | len as u64);
-                }
-                KeyColumn::WideTimestamp { millis, nanos } => {
-                    let cursor = out.len();
-                    out.extend_from_slice(&millis[row].to_le_bytes());
-                    let nano = nanos[row] as u32 as u64;
-                    put_slot(out, slot, ((cursor as u64) << 32) | nano);
-                }
-                KeyColumn::Bool(v) => out[slot] = v.value(row) as u8,
-                KeyColumn::Utf8(v) => {
-                    let bytes = v.value(row).as_bytes();
-                    let len = bytes.len();
-                    if len <= MAX_INLINE_BYTES {
-                        out[slot..slot + len].copy_from_slice(bytes);
-                        out[slot + 7] = 0x80 | len as u8;
-                    } else {
-                        let cursor = out.len();
-                        out.extend_from_slice(bytes);
-                        out.resize(cursor + len.div_ceil(8) * 8, 0);
-                        put_slot(out, slot, ((cursor as u64) << 32) | len as u64);
-                    }
-                }
-            }
+            column.values.write_value(row, out, slot, 0, false);
         }
     }
 
@@ -442,10 +415,96 @@ impl KeyColumn<'_> {
             KeyColumn::Double(v) => v[row].to_bits(),
             KeyColumn::CompactDecimal(v) => v[row] as i64 as u64,
             KeyColumn::Bool(v) => v.value(row) as u64,
-            KeyColumn::WideDecimal(_) | KeyColumn::WideTimestamp { .. } | KeyColumn::Utf8(_) => {
-                return None
-            }
+            KeyColumn::WideDecimal(_)
+            | KeyColumn::WideTimestamp { .. }
+            | KeyColumn::Utf8(_)
+            | KeyColumn::Array(_) => return None,
         })
+    }
+
+    /// The width of one element of this type in a `BinaryArrayData`
+    /// (`BinaryArrayData.calculateFixLengthPartSize`).
+    pub(super) fn element_width(&self) -> usize {
+        match self {
+            KeyColumn::Byte(_) | KeyColumn::Bool(_) => 1,
+            KeyColumn::Short(_) => 2,
+            KeyColumn::Int(_) | KeyColumn::Float(_) => 4,
+            _ => 8,
+        }
+    }
+
+    /// Writes non-null value `row` as Flink's writers do: its fixed part at
+    /// `at` in `out` (zeroed, [`element_width`](Self::element_width) bytes
+    /// or an 8-byte row slot), its variable-length part appended to `out`
+    /// padded to 8 bytes, with the offset counted from `base` (the start of
+    /// the row or array). `canonical_nan` is BinaryArrayWriter's rule: a
+    /// NaN element is written as Java's `Float.NaN` / `Double.NaN`
+    /// (BinaryRowWriter writes a field's bits as they are).
+    pub(super) fn write_value(
+        &self,
+        row: usize,
+        out: &mut Vec<u8>,
+        at: usize,
+        base: usize,
+        canonical_nan: bool,
+    ) {
+        let offset = |cursor: usize| ((cursor - base) as u64) << 32;
+        match self {
+            KeyColumn::Byte(v) => out[at] = v[row] as u8,
+            KeyColumn::Short(v) => out[at..at + 2].copy_from_slice(&v[row].to_le_bytes()),
+            KeyColumn::Int(v) => out[at..at + 4].copy_from_slice(&v[row].to_le_bytes()),
+            KeyColumn::Long(v) => put_slot(out, at, v[row] as u64),
+            KeyColumn::Float(v) => {
+                let value = if canonical_nan && v[row].is_nan() {
+                    f32::NAN
+                } else {
+                    v[row]
+                };
+                out[at..at + 4].copy_from_slice(&value.to_bits().to_le_bytes())
+            }
+            KeyColumn::Double(v) => {
+                let value = if canonical_nan && v[row].is_nan() {
+                    f64::NAN
+                } else {
+                    v[row]
+                };
+                put_slot(out, at, value.to_bits())
+            }
+            KeyColumn::CompactDecimal(v) => put_slot(out, at, v[row] as i64 as u64),
+            KeyColumn::WideDecimal(v) => {
+                let cursor = out.len();
+                let (bytes, len) = unscaled_bytes(v[row]);
+                out.extend_from_slice(&bytes[16 - len..]);
+                out.resize(cursor + 16, 0);
+                put_slot(out, at, offset(cursor) | len as u64);
+            }
+            KeyColumn::WideTimestamp { millis, nanos } => {
+                let cursor = out.len();
+                out.extend_from_slice(&millis[row].to_le_bytes());
+                let nano = nanos[row] as u32 as u64;
+                put_slot(out, at, offset(cursor) | nano);
+            }
+            KeyColumn::Bool(v) => out[at] = v.value(row) as u8,
+            KeyColumn::Utf8(v) => {
+                let bytes = v.value(row).as_bytes();
+                let len = bytes.len();
+                if len <= MAX_INLINE_BYTES {
+                    out[at..at + len].copy_from_slice(bytes);
+                    out[at + 7] = 0x80 | len as u8;
+                } else {
+                    let cursor = out.len();
+                    out.extend_from_slice(bytes);
+                    out.resize(cursor + len.div_ceil(8) * 8, 0);
+                    put_slot(out, at, offset(cursor) | len as u64);
+                }
+            }
+            KeyColumn::Array(array) => {
+                let cursor = out.len();
+                let size = array.write(row, out);
+                out.resize(cursor + size.div_ceil(8) * 8, 0);
+                put_slot(out, at, offset(cursor) | size as u64);
+            }
+        }
     }
 }
 

@@ -16,6 +16,7 @@
 //! `getCurrentKey()`, the local one `keySelector.getKey(input)`), so its
 //! hashCode is [`key_hashes`]'s value.
 
+mod binary_array;
 mod binary_row;
 mod java_hash_map;
 mod key_group;

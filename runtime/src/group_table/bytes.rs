@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use ahash::RandomState;
-use arrow_array::{Array, ArrayRef, StringArray};
+use arrow_array::{make_array, Array, ArrayRef, StringArray};
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType;
@@ -272,14 +272,30 @@ impl KeyTable for RowKeyTable {
                 keys.len()
             )));
         }
+        let mut renamed: Vec<ArrayRef> = Vec::new();
         for (i, (column, expected)) in keys.iter().zip(&self.types).enumerate() {
-            if column.data_type() != expected {
+            if column.data_type() == expected {
+                continue;
+            }
+            // A list's item field is named as each Arrow library names it
+            // ("item" here, "$data$" in Java): the same layout, relabelled.
+            if !column.data_type().equals_datatype(expected) {
                 return Err(AggError::Input(format!(
                     "key column {i} has type {}, the plan promised {expected}",
                     column.data_type()
                 )));
             }
+            if renamed.is_empty() {
+                renamed = keys.to_vec();
+            }
+            let relabelled = column
+                .to_data()
+                .into_builder()
+                .data_type(expected.clone())
+                .build()?;
+            renamed[i] = make_array(relabelled);
         }
+        let keys = if renamed.is_empty() { keys } else { &renamed };
         let rows = self.converter.convert_columns(keys)?;
         ids.clear();
         ids.reserve(rows.num_rows());

@@ -7,8 +7,8 @@
 //!   TIME, TIMESTAMP(p <= 3)): an open-addressing table over the key bits;
 //!   BOOLEAN: a three-slot table;
 //! - one STRING/CHAR key: borrowed bytes, copied once into an arena;
-//! - anything else (several keys, TIMESTAMP(p > 3)): arrow-row rows in
-//!   an arena.
+//! - anything else (several keys, TIMESTAMP(p > 3), ARRAY): arrow-row
+//!   rows in an arena.
 //!
 //! Every group also keeps its Flink key hash (BinaryRowData.hashCode of
 //! the key row), computed once when the group is created; it picks the
@@ -129,7 +129,7 @@ impl GroupTable {
                     Box::new(bytes::StringKeyTable::new()) as _,
                     TablePath::String,
                 ),
-                Some(Layout::StructTimestamp) | None => row_table(key_types)?,
+                Some(Layout::StructTimestamp | Layout::List) | None => row_table(key_types)?,
             },
             _ => row_table(key_types)?,
         };
