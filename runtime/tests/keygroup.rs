@@ -14,7 +14,8 @@ use arrow_array::builder::{
     Int32Builder, Int64Builder, Int8Builder, StringBuilder, Time32MillisecondBuilder,
     TimestampMillisecondBuilder,
 };
-use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, StructArray};
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, StructArray};
+use arrow_buffer::OffsetBuffer;
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field};
 
@@ -154,6 +155,30 @@ fn column(sql: SqlType, values: &[Option<&str>]) -> ArrayRef {
         Layout::TimestampMillisecond => {
             prim!(TimestampMillisecondBuilder, |v: &str| v.parse().unwrap())
         }
+        Layout::List => {
+            // `[v|v|...]` in the element's encoding; the item field named
+            // as Java's Arrow names it.
+            let element = sql.element().expect("an ARRAY type");
+            let mut offsets = vec![0i32];
+            let mut items: Vec<Option<&str>> = Vec::new();
+            for value in values {
+                if let Some(value) = value {
+                    let inner = &value[1..value.len() - 1];
+                    if !inner.is_empty() {
+                        items.extend(inner.split('|').map(|item| (item != "N").then_some(item)));
+                    }
+                }
+                offsets.push(items.len() as i32);
+            }
+            let items = column(element, &items);
+            let nulls = NullBuffer::from(values.iter().map(|v| v.is_some()).collect::<Vec<_>>());
+            Arc::new(ListArray::new(
+                Arc::new(Field::new("$data$", items.data_type().clone(), true)),
+                OffsetBuffer::new(offsets.into()),
+                items,
+                Some(nulls),
+            ))
+        }
         Layout::StructTimestamp => {
             let split = |v: &str| {
                 let (m, n) = v.split_once(':').unwrap();
@@ -241,6 +266,7 @@ fn key_rows_hashes_key_groups_and_orders_match_flink() {
         "BOOLEAN",
         "CHAR",
         "VARCHAR",
+        "ARRAY",
     ] {
         assert!(families.contains(family), "no vectors for {family}");
     }

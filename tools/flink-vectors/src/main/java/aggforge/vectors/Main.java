@@ -2,11 +2,14 @@ package aggforge.vectors;
 
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericArrayData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.runtime.typeutils.ArrayDataSerializer;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.TimestampType;
@@ -68,7 +71,7 @@ public final class Main {
         out.println("# hashmap<TAB>scenario<TAB>bundle<TAB>hashCodes<TAB>iteration order   one map reused, clear() between bundles");
         out.println("# values: N null; integers, DATE days, TIME millis, TIMESTAMP(p<=3) millis as decimal;");
         out.println("#   f:/d: raw IEEE bits hex; DECIMAL unscaled decimal; TIMESTAMP(p>3) millis:nanos;");
-        out.println("#   true/false; strings s:UTF-8 hex");
+        out.println("#   true/false; strings s:UTF-8 hex; ARRAY [v|v|...] in its element's encoding");
     }
 
     // ---------------------------------------------------------------- key rows
@@ -172,6 +175,95 @@ public final class Main {
             ints.add(Integer.toString(rnd.nextInt(1_000_000) - 500_000));
         }
         single("random_int", "INT", ints.toArray(new String[0]));
+        arraySets(rnd);
+    }
+
+    /** ARRAY keys: every element type, NULL elements and arrays, empty arrays, long arrays. */
+    private void arraySets(Random rnd) {
+        StringBuilder longInts = new StringBuilder("[");
+        for (int i = 0; i < 40; i++) {
+            longInts.append(i == 0 ? "" : "|").append(i % 9 == 4 ? "N" : Integer.toString(i * 3));
+        }
+        longInts.append(']');
+        single("array_int", "ARRAY<INT>", "[]", "[0]", "[1]", "[1|2|3]", "[N]", "[1|N|3]",
+                "[N|N]", longInts.toString(), N);
+        single("array_tinyint", "ARRAY<TINYINT>", "[]", "[-128|127]", "[1|N|1|N|1|N|1|N|1]", N);
+        single("array_smallint", "ARRAY<SMALLINT>", "[-32768|0|32767]", "[N|5]", "[7]");
+        single("array_bigint", "ARRAY<BIGINT>", "[]", "[-9223372036854775808|9223372036854775807]",
+                "[N]", "[1|2|3|4|5]", N);
+        single("array_float", "ARRAY<FLOAT>",
+                "[" + fbits(0.0f) + "|" + fbits(-0.0f) + "]",
+                "[" + fbits(Float.NaN) + "]",
+                "[" + fbits(Float.intBitsToFloat(0xffc00000)) + "|N]",
+                "[" + fbits(1.5f) + "|" + fbits(Float.NEGATIVE_INFINITY) + "|" + fbits(2f) + "]");
+        // BinaryArrayWriter writes any NaN as Float.NaN / Double.NaN (a row field keeps its bits).
+        single("array_float_nan_payload", "ARRAY<FLOAT>",
+                "[" + fbits(Float.intBitsToFloat(0x7fc00001)) + "]");
+        single("array_double", "ARRAY<DOUBLE>",
+                "[" + dbits(0.0) + "|" + dbits(-0.0) + "]",
+                "[" + dbits(Double.NaN) + "|N]",
+                "[" + dbits(1e300) + "]");
+        single("array_double_nan_payload", "ARRAY<DOUBLE>",
+                "[" + dbits(Double.longBitsToDouble(0x7ff8000000000001L)) + "]");
+        single("array_boolean", "ARRAY<BOOLEAN>", "[true]", "[false]", "[true|N|false]", "[]", N);
+        single("array_decimal_10_2", "ARRAY<DECIMAL(10, 2)>", "[12345|-1|N]", "[0]", "[N]");
+        single("array_decimal_20_3", "ARRAY<DECIMAL(20, 3)>",
+                "[99999999999999999999|-128|N|0]", "[N]", "[1]", "[]", N);
+        single("array_date", "ARRAY<DATE>", "[0|-1|19000]", "[N|2932896]");
+        single("array_time", "ARRAY<TIME(3)>", "[0|86399999]", "[N]");
+        single("array_timestamp3", "ARRAY<TIMESTAMP(3)>", "[0|1700000000123]", "[N|-1]");
+        single("array_timestamp6", "ARRAY<TIMESTAMP(6)>",
+                "[0:0|1700000000123:456000]", "[N|-1:1000|N]", "[]");
+        single("array_timestamp9", "ARRAY<TIMESTAMP(9)>", "[0:1]", "[N]");
+        single("array_string", "ARRAY<STRING>", "[]", "[" + str("") + "]",
+                "[" + str("abcdefg") + "|" + str("abcdefgh") + "]",
+                "[" + str("x".repeat(100)) + "|N|" + str("é") + "]",
+                "[N]", "[" + str("k".repeat(17)) + "|" + str("k".repeat(7)) + "]", N);
+        single("array_char", "ARRAY<CHAR(3)>", "[" + str("ab ") + "|" + str("abc") + "]");
+        multi("int_array_string", new String[] {"INT", "ARRAY<STRING>", "ARRAY<BIGINT>"},
+                new String[][] {
+                    {"1", "[" + str("a") + "]", "[1]"},
+                    {"1", "[" + str("abcdefghijk") + "|N]", "[]"},
+                    {N, N, N},
+                    {"2", "[]", "[N|2]"},
+                    {"3", N, "[3|4]"},
+                });
+        Set<String> arrays = new LinkedHashSet<>();
+        while (arrays.size() < 500) {
+            int len = rnd.nextInt(6);
+            StringBuilder sb = new StringBuilder("[");
+            for (int i = 0; i < len; i++) {
+                sb.append(i == 0 ? "" : "|")
+                        .append(rnd.nextInt(8) == 0 ? "N" : Integer.toString(rnd.nextInt(50)));
+            }
+            arrays.add(sb.append(']').toString());
+        }
+        single("random_array_int", "ARRAY<INT>", arrays.toArray(new String[0]));
+    }
+
+    /**
+     * An ARRAY field: Flink's internal elements (each read back from a one-field row written by
+     * {@link #write}) in a GenericArrayData, written as the key projection writes arrays
+     * (BinaryWriter.writeArray with an ArrayDataSerializer, which builds the BinaryArrayData).
+     */
+    private static void writeArray(BinaryRowWriter w, int pos, ArrayType type, String v) {
+        if (v == null) {
+            w.setNullAt(pos);
+            return;
+        }
+        String inner = v.substring(1, v.length() - 1);
+        String[] items = inner.isEmpty() ? new String[0] : inner.split("\\|", -1);
+        LogicalType element = type.getElementType();
+        RowData.FieldGetter getter = RowData.createFieldGetter(element, 0);
+        Object[] values = new Object[items.length];
+        for (int i = 0; i < items.length; i++) {
+            BinaryRowData one = new BinaryRowData(1);
+            BinaryRowWriter oneWriter = new BinaryRowWriter(one);
+            write(oneWriter, 0, element, "N".equals(items[i]) ? null : items[i]);
+            oneWriter.complete();
+            values[i] = getter.getFieldOrNull(one);
+        }
+        w.writeArray(pos, new GenericArrayData(values), new ArrayDataSerializer(element));
     }
 
     private void single(String name, String type, String... values) {
@@ -228,6 +320,9 @@ public final class Main {
     /** Writes one field the way CodeGenUtils.rowSetField / binaryWriterWriteNull do. */
     private static void write(BinaryRowWriter w, int pos, LogicalType type, String v) {
         switch (type.getTypeRoot()) {
+            case ARRAY:
+                writeArray(w, pos, (ArrayType) type, v);
+                return;
             case DECIMAL: {
                 DecimalType dt = (DecimalType) type;
                 int p = dt.getPrecision();
