@@ -28,9 +28,15 @@ import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.GenericArrayData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryArrayData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.data.writer.BinaryArrayWriter;
 import org.apache.flink.table.data.writer.BinaryRowWriter;
+import org.apache.flink.table.data.writer.BinaryWriter;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.table.runtime.typeutils.ArrayDataSerializer;
+import org.apache.flink.table.runtime.typeutils.InternalSerializers;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
@@ -253,6 +259,8 @@ public final class ArrowToRowData {
                 return new TimestampStructReader(pos, ArrowTypes.precision(type));
             case UTF8:
                 return new StringReader(pos);
+            case LIST:
+                return new ArrayReader(pos, ArrowTypes.elementType(type));
             default:
                 throw new ArrowTypes.UnsupportedTypeException(type);
         }
@@ -387,6 +395,60 @@ public final class ArrowToRowData {
             }
             strings.getDataBuffer().getBytes(start, scratch, 0, length);
             out.writeString(pos, BinaryStringData.fromAddress(segments, 0, length));
+        }
+    }
+
+    /**
+     * An ARRAY column: each element read by the element type's own reader (through a one-field
+     * row) and written into a {@link BinaryArrayData} as ArrayDataSerializer.toBinaryArray writes
+     * it, so the output row holds the bytes Flink's own operator would emit.
+     */
+    private static final class ArrayReader extends ColumnReader {
+        private final LogicalType elementType;
+        private final int elementSize;
+        private final ColumnReader elementReader;
+        private final RowData.FieldGetter elementGetter;
+        private final TypeSerializer<?> elementSerializer;
+        private final ArrayDataSerializer serializer;
+        private final BinaryRowData holder = new BinaryRowData(1);
+        private final BinaryRowWriter holderWriter = new BinaryRowWriter(holder);
+
+        ArrayReader(int pos, LogicalType elementType) {
+            super(pos);
+            this.elementType = elementType;
+            this.elementSize = BinaryArrayData.calculateFixLengthPartSize(elementType);
+            this.elementReader = readerFor(elementType, 0);
+            this.elementGetter = RowData.createFieldGetter(elementType, 0);
+            this.elementSerializer = InternalSerializers.create(elementType);
+            this.serializer = new ArrayDataSerializer(elementType);
+        }
+
+        @Override
+        void bind(FieldVector vector) {
+            super.bind(vector);
+            elementReader.bind(((ListVector) vector).getDataVector());
+        }
+
+        @Override
+        void value(int index, BinaryRowWriter out) {
+            ListVector list = (ListVector) vector;
+            int start = list.getElementStartIndex(index);
+            int end = list.getElementEndIndex(index);
+            BinaryArrayData array = new BinaryArrayData();
+            BinaryArrayWriter writer = new BinaryArrayWriter(array, end - start, elementSize);
+            for (int e = start; e < end; e++) {
+                holderWriter.reset();
+                elementReader.read(e, holderWriter);
+                holderWriter.complete();
+                Object element = elementGetter.getFieldOrNull(holder);
+                if (element == null) {
+                    writer.setNullAt(e - start, elementType);
+                } else {
+                    BinaryWriter.write(writer, e - start, element, elementType, elementSerializer);
+                }
+            }
+            writer.complete();
+            out.writeArray(pos, array, serializer);
         }
     }
 

@@ -12,6 +12,7 @@ import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
@@ -33,6 +34,7 @@ import dev.aggforge.flink.nativelib.NativeAggregate;
  *   <li>Struct {millisecond Int64, nano_of_millisecond Int32}, both children non-nullable: a
  *       TimestampData split (no overflow at nanos)
  *   <li>Bool; Utf8 (CHAR, VARCHAR)
+ *   <li>List of the element's layout, items nullable: an ARRAY whose element type has a row
  * </ul>
  *
  * <p>Two-phase partials also take a DISTINCT view's MapView ({@link DistinctViewType}) and a
@@ -52,7 +54,15 @@ public final class ArrowTypes {
     /** Name of the nanosecond-of-millisecond child of a Struct(Timestamp) column. */
     public static final String TS_NANOS = "nano_of_millisecond";
 
+    /** Name of a List column's item field as written here (Java's Arrow reads it as $data$). */
+    public static final String LIST_ITEM = "item";
+
     private ArrowTypes() {}
+
+    /** The element type of an ARRAY type. */
+    public static LogicalType elementType(LogicalType array) {
+        return ((ArrayType) array).getElementType();
+    }
 
     /** The Arrow layouts of {@code specs/types.toml}'s {@code arrow} field. */
     public enum Layout {
@@ -68,7 +78,9 @@ public final class ArrowTypes {
         TIMESTAMP_MILLISECOND("Timestamp(Millisecond)"),
         STRUCT_TIMESTAMP("Struct(Timestamp)"),
         BOOLEAN("Boolean"),
-        UTF8("Utf8");
+        UTF8("Utf8"),
+        /** An ARRAY: a list of its element type's layout (items nullable). */
+        LIST("List");
 
         private final String spelling;
 
@@ -225,6 +237,11 @@ public final class ArrowTypes {
                 return leaf(name, ArrowType.Bool.INSTANCE);
             case UTF8:
                 return leaf(name, ArrowType.Utf8.INSTANCE);
+            case LIST:
+                return new Field(
+                        name,
+                        FieldType.nullable(ArrowType.List.INSTANCE),
+                        List.of(fieldFor(LIST_ITEM, elementType(type))));
             default:
                 throw new UnsupportedTypeException(type);
         }

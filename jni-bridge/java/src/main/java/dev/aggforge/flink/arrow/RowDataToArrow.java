@@ -238,6 +238,8 @@ public final class RowDataToArrow implements AutoCloseable {
                         pos, ArrowTypes.precision(type), (StructVector) vector);
             case UTF8:
                 return new StringWriter(pos, (VarCharVector) vector);
+            case LIST:
+                return new ArrayWriter(pos, ArrowTypes.elementType(type), (ListVector) vector);
             default:
                 throw new ArrowTypes.UnsupportedTypeException(type);
         }
@@ -594,10 +596,8 @@ public final class RowDataToArrow implements AutoCloseable {
         private final DistinctViewType view;
         private final ListVector entries;
         private final StructVector entry;
-        private final ColumnWriter keyWriter;
-        private final ArrayData.ElementGetter keyGetter;
+        private final ElementWriter keys;
         private final FieldVector value;
-        private final GenericRowData holder = new GenericRowData(1);
         private final BinaryRowData serialized = new BinaryRowData(1);
 
         ViewWriter(int pos, DistinctViewType view, ListVector entries) {
@@ -605,8 +605,7 @@ public final class RowDataToArrow implements AutoCloseable {
             this.view = view;
             this.entries = entries;
             this.entry = (StructVector) entries.getDataVector();
-            this.keyWriter = writerFor(view.keyType(), 0, entry.getChildrenFromFields().get(0));
-            this.keyGetter = ArrayData.createElementGetter(view.keyType());
+            this.keys = new ElementWriter(view.keyType(), entry.getChildrenFromFields().get(0));
             this.value = entry.getChildrenFromFields().get(1);
         }
 
@@ -623,17 +622,12 @@ public final class RowDataToArrow implements AutoCloseable {
             // BinaryRowDataSerializer's 4-byte length, then the row to the end.
             serialized.pointTo(raw.getSegments(), raw.getOffset() + 4, raw.getSizeInBytes() - 4);
             MapData map = serialized.getMap(0);
-            ArrayData keys = map.keyArray();
             ArrayData values = map.valueArray();
             int size = map.size();
             int at = entries.startNewValue(index);
             for (int i = 0; i < size; i++) {
                 int slot = at + i;
-                if (keyWriter instanceof FixedWidthWriter fixed) {
-                    fixed.ensure(slot + 1);
-                }
-                holder.setField(0, keyGetter.getElementOrNull(keys, i));
-                keyWriter.write(holder, slot);
+                keys.write(map.keyArray(), i, slot);
                 writeValue(slot, values, i);
                 entry.setIndexDefined(slot);
             }
@@ -653,6 +647,57 @@ public final class RowDataToArrow implements AutoCloseable {
                 items.setSafe(start + w, words[w]);
             }
             lists.endValue(slot, words.length);
+        }
+    }
+
+    /**
+     * Writes elements of an {@link ArrayData} into a child vector with the element type's own
+     * column writer (through a one-field row).
+     */
+    private static final class ElementWriter {
+        private final ColumnWriter writer;
+        private final ArrayData.ElementGetter getter;
+        private final GenericRowData holder = new GenericRowData(1);
+
+        ElementWriter(LogicalType type, FieldVector child) {
+            this.writer = writerFor(type, 0, child);
+            this.getter = ArrayData.createElementGetter(type);
+        }
+
+        /** Writes element {@code i} of {@code array} (or its NULL) at {@code slot}. */
+        void write(ArrayData array, int i, int slot) {
+            if (writer instanceof FixedWidthWriter fixed) {
+                fixed.ensure(slot + 1);
+            }
+            holder.setField(0, getter.getElementOrNull(array, i));
+            writer.write(holder, slot);
+        }
+    }
+
+    /** An ARRAY column: a list of its elements, NULL elements included. */
+    private static final class ArrayWriter extends ColumnWriter {
+        private final ListVector lists;
+        private final ElementWriter elements;
+
+        ArrayWriter(int pos, LogicalType elementType, ListVector lists) {
+            super(pos);
+            this.lists = lists;
+            this.elements = new ElementWriter(elementType, lists.getDataVector());
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                lists.setNull(index);
+                return;
+            }
+            ArrayData array = row.getArray(pos);
+            int size = array.size();
+            int at = lists.startNewValue(index);
+            for (int i = 0; i < size; i++) {
+                elements.write(array, i, at + i);
+            }
+            lists.endValue(index, size);
         }
     }
 
