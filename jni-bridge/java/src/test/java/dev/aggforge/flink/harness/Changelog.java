@@ -1,12 +1,12 @@
 package dev.aggforge.flink.harness;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.TreeMap;
 
 import org.apache.flink.types.Row;
@@ -115,7 +115,8 @@ public final class Changelog {
     private static String key(Row row, int[] keyFields) {
         StringBuilder key = new StringBuilder();
         for (int field : keyFields) {
-            key.append(Objects.toString(row.getField(field))).append('|');
+            // Arrays (ARRAY keys) by their elements, not their identity.
+            key.append(Arrays.deepToString(new Object[] {row.getField(field)})).append('|');
         }
         return key.toString();
     }

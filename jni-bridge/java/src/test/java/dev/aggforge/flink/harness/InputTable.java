@@ -11,12 +11,14 @@ import java.util.SplittableRandom;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericArrayData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.data.conversion.RowRowConverter;
 import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -186,6 +188,8 @@ public final class InputTable implements Serializable {
                             new BigDecimal(unscaled, decimal.getScale()),
                             decimal.getPrecision(),
                             decimal.getScale());
+                case ARRAY:
+                    return array(((ArrayType) type).getElementType(), random);
                 case CHAR:
                 case VARCHAR:
                     int length = random.nextInt(12);
@@ -198,6 +202,19 @@ public final class InputTable implements Serializable {
                     throw new IllegalArgumentException("no generator for " + type);
             }
         }
+    }
+
+    /**
+     * An array of 0 to 2 elements, each NULL (1 in 5) or one of 4 values of its type (the same 4
+     * for every row), so a table holds 31 distinct arrays of a type: keys that repeat.
+     */
+    private static Object array(LogicalType element, SplittableRandom random) {
+        Object[] elements = new Object[random.nextInt(3)];
+        for (int i = 0; i < elements.length; i++) {
+            int choice = random.nextInt(5);
+            elements[i] = choice == 4 ? null : SeededRows.value(element, new SplittableRandom(choice));
+        }
+        return new GenericArrayData(elements);
     }
 
     /** Given rows converted to internal RowData in open(). */
