@@ -43,6 +43,7 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 
+import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SharedMiniCluster;
@@ -203,7 +204,7 @@ final class CheckpointedJob {
     static List<String> materialize(List<Row> log) {
         Map<String, String> byKey = new TreeMap<>();
         for (Row row : log) {
-            String key = String.valueOf(row.getField(0));
+            String key = Changelog.keyText(row.getField(0));
             switch (row.getKind()) {
                 case INSERT:
                 case UPDATE_AFTER:

@@ -112,11 +112,15 @@ public final class Changelog {
         return table;
     }
 
+    /** A key field's text: arrays (ARRAY keys) by their elements, not their identity. */
+    public static String keyText(Object field) {
+        return Arrays.deepToString(new Object[] {field});
+    }
+
     private static String key(Row row, int[] keyFields) {
         StringBuilder key = new StringBuilder();
         for (int field : keyFields) {
-            // Arrays (ARRAY keys) by their elements, not their identity.
-            key.append(Arrays.deepToString(new Object[] {row.getField(field)})).append('|');
+            key.append(keyText(row.getField(field))).append('|');
         }
         return key.toString();
     }
