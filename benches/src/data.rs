@@ -248,6 +248,7 @@ pub fn argument_column(sql: &SqlType, rows: usize, seed: u64) -> ArrayRef {
             }
             Arc::new(builder.finish())
         }
+        Layout::List => panic!("{sql} is not an argument type: arguments are types.toml rows"),
     }
 }
 

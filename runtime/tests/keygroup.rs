@@ -15,8 +15,8 @@ use arrow_array::builder::{
     TimestampMillisecondBuilder,
 };
 use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, StructArray};
-use arrow_buffer::OffsetBuffer;
 use arrow_buffer::NullBuffer;
+use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field};
 
 const VECTORS: &str = include_str!("data/flink_key_vectors.tsv");

@@ -120,6 +120,7 @@ pub fn case(ty: Option<SqlType>, retracting: bool) -> BoxedStrategy<Case> {
             retracting,
         ),
         Layout::StructTimestamp => nullable(timestamp(), retracting),
+        Layout::List => panic!("{ty} is not an argument type: arguments are types.toml rows"),
     }
 }
 
