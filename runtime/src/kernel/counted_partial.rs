@@ -67,7 +67,7 @@ where
         name: &str,
     ) -> Result<Vec<ArrayRef>> {
         let [extremes, sizes, map] =
-            <[ArrayRef; 3]>::try_from(self.snapshot(groups, value_type, name)?)
+            <[ArrayRef; 3]>::try_from(self.columns(groups, value_type, name, false)?)
                 .map_err(|_| AggError::Input(format!("{name}: a snapshot of three columns")))?;
         // The snapshot's `{key, count}` list, re-labelled as the partial's.
         let (offsets, keys, counts) = read_counted_list(&map, name)?;

@@ -146,7 +146,8 @@ pub(super) type Key<R> = <Owned<R> as JavaOrd>::Key;
 pub(super) struct Group<K> {
     pub(super) extreme: Option<K>,
     pub(super) map_size: i64,
-    /// Counts per value (snapshots and partials list them in key order).
+    /// Counts per value (snapshots list them in key order, partials in
+    /// the map's own order).
     pub(super) map: HashMap<K, i64>,
     /// Every value of `map`, best first, and stale ones: the next extreme
     /// when the current one leaves (Flink scans every value there).
@@ -437,12 +438,26 @@ where
         ]
     }
 
-    /// Snapshot columns of the listed groups.
+    /// Snapshot columns of the listed groups, each map in key order (so a
+    /// snapshot's bytes do not depend on the hash map's layout).
     pub fn snapshot(
         &self,
         groups: &[u32],
         value_type: &DataType,
         name: &str,
+    ) -> Result<Vec<ArrayRef>> {
+        self.columns(groups, value_type, name, true)
+    }
+
+    /// The snapshot's columns, each group's map in key order when `sorted`
+    /// (else in the hash map's order: partials, which Flink's merge reads
+    /// in any order).
+    pub(super) fn columns(
+        &self,
+        groups: &[u32],
+        value_type: &DataType,
+        name: &str,
+        sorted: bool,
     ) -> Result<Vec<ArrayRef>> {
         let mut extremes = Vec::with_capacity(groups.len());
         let mut extreme_valid = Vec::with_capacity(groups.len());
@@ -463,7 +478,9 @@ where
             sizes.push(group.map_size);
             offsets.push(group.map.len());
             let mut entries: Vec<(&Key<R>, i64)> = group.map.iter().map(|(k, &c)| (k, c)).collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            if sorted {
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            }
             for (k, c) in entries {
                 keys.push(<Owned<R> as JavaOrd>::from_key(k));
                 counts.push(c);

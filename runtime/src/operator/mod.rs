@@ -448,7 +448,7 @@ impl GroupAggOperator {
     /// Adds this batch's newly touched groups to the bundle; returns them.
     fn new_slots(&self) -> Vec<u32> {
         let mut fresh = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = hashbrown::HashSet::new();
         for &g in &self.ids {
             let gi = g as usize;
             let untouched = gi >= self.bundle.slot_of.len() || self.bundle.slot_of[gi] == NONE;
