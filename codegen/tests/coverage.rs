@@ -51,8 +51,8 @@ fn real_matrix() {
     let distinct = distinct_insert_only + distinct_retracting + 2 * strings;
     // FIRST_VALUE and LAST_VALUE: every row, both inputs, single phase.
     let first_last = 2 * 2 * types;
-    // LISTAGG: insert-only in 3 phases, retracting in the single phase.
-    let listagg = 3 * strings + strings;
+    // LISTAGG: both inputs, every phase.
+    let listagg = 2 * 3 * strings;
     // SINGLE_VALUE: every row, both inputs, every phase.
     let single_value = 2 * types * 3;
     assert_eq!(

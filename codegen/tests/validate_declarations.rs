@@ -294,14 +294,14 @@ fn a_template_the_emitter_does_not_know() {
 #[test]
 fn distributed_phase_without_partial() {
     let templates = templates_with(
-        "listagg_retract",
+        "first_last_retract",
         "phases = [\"single\"]",
         "phases = [\"single\", \"local\"]",
     );
     assert_decl_error(
         &templates,
-        "listagg_retract",
-        line_of("listagg_retract", "phases = "),
+        "first_last_retract",
+        line_of("first_last_retract", "phases = "),
         &["phase local exchanges the partial layout, but the declaration gives no `partial`"],
     );
 }

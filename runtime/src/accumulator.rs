@@ -12,6 +12,7 @@ use arrow_array::{ArrayRef, BooleanArray};
 use arrow_schema::DataType;
 
 use crate::error::{AggError, Result};
+use crate::types::Phase;
 
 /// A DISTINCT view shared by the calls over one argument (Flink's
 /// DistinctInfo), type-erased: each call checks it is over its own carrier
@@ -74,6 +75,11 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
 
     /// Arrow types of the snapshot columns.
     fn state_types(&self) -> Vec<DataType>;
+
+    /// Fixes the call's phase and argument count, once, right after the
+    /// accumulator is created (its partial and state layouts may depend
+    /// on them); see [`crate::registry::Admission::create_call`].
+    fn configure_call(&mut self, _phase: Phase, _args: usize) {}
 
     /// Number of groups state is held for.
     fn num_groups(&self) -> usize;

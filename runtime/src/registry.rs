@@ -41,6 +41,18 @@ impl Admission {
     pub fn create(&self, arg: Option<&SqlType>) -> Result<Box<dyn GroupAccumulator>> {
         (self.constructor)(arg)
     }
+
+    /// Creates the accumulator of a call with arguments of `arg_types` in
+    /// `phase` ([`GroupAccumulator::configure_call`] applied).
+    pub fn create_call(
+        &self,
+        arg_types: &[SqlType],
+        phase: Phase,
+    ) -> Result<Box<dyn GroupAccumulator>> {
+        let mut accumulator = self.create(arg_types.first())?;
+        accumulator.configure_call(phase, arg_types.len());
+        Ok(accumulator)
+    }
 }
 
 impl fmt::Debug for Admission {

@@ -55,6 +55,8 @@
 mod common;
 #[path = "common/golden.rs"]
 mod golden;
+#[path = "common/golden_accumulators.rs"]
+mod golden_accumulators;
 #[path = "common/golden_cases.rs"]
 mod golden_cases;
 

@@ -183,8 +183,9 @@ fn run_one(admission: &'static Admission, model: &Model, case: &Case) -> Result<
         && admission.phases.contains(&Phase::Global)
         && !order_sensitive_distinct(admission)
     {
-        let mut local = create()?;
-        let mut global = create()?;
+        let create_in = |phase| ok("create", admission.create_call(ty.as_slice(), phase));
+        let mut local = create_in(Phase::Local)?;
+        let mut global = create_in(Phase::Global)?;
         global.resize(groups as usize);
         let mut reference: Vec<Ref> = (0..groups).map(|_| model.empty()).collect();
         // the batch sequence splits into bundles where a batch says `flush`

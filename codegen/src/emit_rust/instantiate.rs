@@ -304,10 +304,19 @@ fn parts(specs: &SpecSet, spec: &Specialization<'_>) -> Result<Parts, EmitError>
                 }
                 (quote!(crate::kernel::Concat), declared_partial)
             } else {
-                // Single phase only: the "partials" are the state's snapshot columns.
+                if !matches!(shape.partial.as_slice(), [field] if field.ty == TypeExpr::Accumulator)
+                {
+                    return Err(EmitError::new(
+                        at,
+                        "listagg_retract's partial is Flink's accumulator as one field of type \
+                         `accumulator`",
+                    ));
+                }
+                // Flink's accumulator is one structured partial column; a
+                // call with a separator adds its field when it is created.
                 (
                     quote!(crate::kernel::StringLists),
-                    quote!(crate::kernel::StringLists::state_types()),
+                    quote!(crate::kernel::StringLists::partial_types(false)),
                 )
             };
             Ok(Parts {

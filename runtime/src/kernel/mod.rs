@@ -22,6 +22,7 @@ pub mod rows;
 pub mod single;
 pub mod slots;
 pub mod string_list;
+mod string_list_partial;
 pub mod timestamp;
 
 pub use arrival::{ArrivalLists, ArrivalRule};

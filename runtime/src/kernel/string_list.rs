@@ -4,10 +4,13 @@
 //! (initially `,`).
 //!
 //! A retraction removes the first live value equal to it (Java
-//! `List.remove`: byte equality); one never seen changes nothing here
-//! (Flink parks it in `retractList`, which only its merge reads, and
-//! these functions stay in one phase). The result is the values joined
-//! with the separator, NULL when none is live or the separator is NULL.
+//! `List.remove`: byte equality); one that is not live goes to the
+//! group's `retractList`, which only Flink's merge reads: it is kept when
+//! the call merges partials (local and global phases, [`StringLists::
+//! set_merging`]) and not in the single phase, where it changes nothing.
+//! The result is the values joined with the separator, NULL when none is
+//! live or the separator is NULL. Two-phase partials and their merge:
+//! `string_list_partial.rs`.
 
 use std::sync::Arc;
 
@@ -26,11 +29,18 @@ const ENTRY_BYTES: usize = std::mem::size_of::<Box<[u8]>>();
 /// Columnar LISTAGG lists.
 #[derive(Debug, Default)]
 pub struct StringLists {
-    items: Vec<Vec<Box<[u8]>>>,
-    delim: Vec<u32>,
-    delimiters: Delimiters,
+    /// Each group's live values, in arrival order (Flink's `list`).
+    pub(super) items: Vec<Vec<Box<[u8]>>>,
+    /// Each group's separator, an index into `delimiters`.
+    pub(super) delim: Vec<u32>,
+    pub(super) delimiters: Delimiters,
+    /// Each group's retracted values that were not live (Flink's
+    /// `retractList`), kept when `merging`; else empty.
+    pub(super) retracts: Vec<Vec<Box<[u8]>>>,
+    /// Whether the call merges partials (local or global phase).
+    pub(super) merging: bool,
     /// Heap bytes of the lists (entries and payloads).
-    payload: usize,
+    pub(super) payload: usize,
 }
 
 impl StringLists {
@@ -55,21 +65,49 @@ impl StringLists {
         2 * ENTRY_BYTES
     }
 
-    fn heap(list: &[Box<[u8]>]) -> usize {
+    /// Keeps each group's `retractList` (a call in the local or global
+    /// phase); set once, on a fresh state.
+    pub fn set_merging(&mut self) {
+        self.merging = true;
+    }
+
+    /// Whether each group's `retractList` is kept.
+    pub fn merging(&self) -> bool {
+        self.merging
+    }
+
+    pub(super) fn heap(list: &[Box<[u8]>]) -> usize {
         list.iter().map(|v| v.len()).sum::<usize>() + list.len() * ENTRY_BYTES
     }
 
     /// Grows (or shrinks) to `n` groups; new groups are empty.
     pub fn resize(&mut self, n: usize) {
-        let dropped: usize = self.items.iter().skip(n).map(|l| Self::heap(l)).sum();
+        let dropped: usize = self
+            .items
+            .iter()
+            .skip(n)
+            .map(|l| Self::heap(l))
+            .sum::<usize>()
+            + self
+                .retracts
+                .iter()
+                .skip(n)
+                .map(|l| Self::heap(l))
+                .sum::<usize>();
         self.payload -= dropped;
         self.items.resize_with(n, Vec::new);
         self.delim.resize(n, 0);
+        if self.merging {
+            self.retracts.resize_with(n, Vec::new);
+        }
     }
 
     /// Drops every group.
     pub fn reset(&mut self) {
-        *self = StringLists::default();
+        *self = StringLists {
+            merging: self.merging,
+            ..StringLists::default()
+        };
     }
 
     /// Empties the listed groups.
@@ -80,13 +118,17 @@ impl StringLists {
                 self.payload -= Self::heap(&self.items[g]);
                 self.items[g] = Vec::new();
                 self.delim[g] = 0;
+                if let Some(retracts) = self.retracts.get_mut(g) {
+                    self.payload -= Self::heap(retracts);
+                    *retracts = Vec::new();
+                }
             }
         }
     }
 
     /// Bytes held, lists included.
     pub fn memory_bytes(&self) -> usize {
-        self.items.capacity() * std::mem::size_of::<Vec<Box<[u8]>>>()
+        (self.items.capacity() + self.retracts.capacity()) * std::mem::size_of::<Vec<Box<[u8]>>>()
             + self.delim.capacity() * 4
             + self.payload
             + self.delimiters.memory_bytes()
@@ -102,10 +144,13 @@ impl StringLists {
         } else if let Some(at) = list.iter().position(|v| **v == *value) {
             list.remove(at);
             self.payload -= value.len() + ENTRY_BYTES;
+        } else if self.merging {
+            self.retracts[g].push(value.into());
+            self.payload += value.len() + ENTRY_BYTES;
         }
     }
 
-    fn result(&self, g: usize) -> Option<Vec<u8>> {
+    pub(super) fn result(&self, g: usize) -> Option<Vec<u8>> {
         let list = &self.items[g];
         let separator = self.delimiters.get(self.delim[g])?;
         let (first, rest) = list.split_first()?;
@@ -187,80 +232,134 @@ impl StringLists {
         Ok(Arc::new(StringArray::from(values)))
     }
 
-    /// The snapshot column types: each group's live values and separator.
-    pub fn state_types() -> Vec<DataType> {
-        vec![DataType::List(Arc::new(Self::item())), DataType::Utf8]
+    /// The snapshot column types: each group's live values and separator,
+    /// then, when merging, its `retractList`.
+    pub fn state_types(&self) -> Vec<DataType> {
+        let mut types = vec![DataType::List(Arc::new(Self::item())), DataType::Utf8];
+        if self.merging {
+            types.push(DataType::List(Arc::new(Self::item())));
+        }
+        types
     }
 
     fn item() -> Field {
         Field::new("item", DataType::Utf8, false)
     }
 
-    /// Snapshot columns of the listed groups.
-    pub fn snapshot(&self, groups: &[u32], name: &str) -> Result<Vec<ArrayRef>> {
+    /// A list column of each listed group's values in `lists`.
+    fn list_column(
+        lists: &[Vec<Box<[u8]>>],
+        groups: &[u32],
+        item: Field,
+        name: &str,
+    ) -> Result<ListArray> {
         let mut values: Vec<&str> = Vec::new();
         let mut lengths = Vec::with_capacity(groups.len());
         for &g in groups {
-            let list = &self.items[super::group_index(g, self.items.len(), name)?];
+            let list = &lists[super::group_index(g, lists.len(), name)?];
             lengths.push(list.len());
             for value in list {
                 values.push(utf8(value)?);
             }
         }
-        let lists = ListArray::try_new(
-            Arc::new(Self::item()),
+        Ok(ListArray::try_new(
+            Arc::new(item),
             OffsetBuffer::from_lengths(lengths),
             Arc::new(StringArray::from(values)),
             None,
-        )?;
+        )?)
+    }
+
+    /// Each list of a list column of Utf8 values, as owned values; NULL
+    /// lists and values are errors.
+    pub(super) fn read_lists(
+        column: &ArrayRef,
+        what: &str,
+        name: &str,
+    ) -> Result<Vec<Vec<Box<[u8]>>>> {
+        let lists = column
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .ok_or_else(|| AggError::Input(format!("{name}: {what} is not a list")))?;
+        let strings = lists
+            .values()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or_else(|| AggError::Input(format!("{name}: {what} is not a list of Utf8")))?;
+        if lists.null_count() > 0 || strings.null_count() > 0 {
+            return Err(AggError::Input(format!(
+                "{name}: {what} holds a NULL list or value"
+            )));
+        }
+        let offsets = lists.value_offsets();
+        Ok((0..lists.len())
+            .map(|i| {
+                (offsets[i] as usize..offsets[i + 1] as usize)
+                    .map(|e| strings.value(e).as_bytes().into())
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Snapshot columns of the listed groups.
+    pub fn snapshot(&self, groups: &[u32], name: &str) -> Result<Vec<ArrayRef>> {
+        let lists = Self::list_column(&self.items, groups, Self::item(), name)?;
         let separators = self
             .delimiters
             .column(groups.iter().map(|&g| self.delim[g as usize]))?;
-        Ok(vec![Arc::new(lists), separators])
+        let mut columns: Vec<ArrayRef> = vec![Arc::new(lists), separators];
+        if self.merging {
+            let retracts = Self::list_column(&self.retracts, groups, Self::item(), name)?;
+            columns.push(Arc::new(retracts));
+        }
+        Ok(columns)
     }
 
     /// Sets the listed groups from snapshot columns, checked before any
     /// group changes.
     pub fn restore(&mut self, state: &[ArrayRef], groups: &[u32], name: &str) -> Result<()> {
-        let [lists, separators] = state else {
-            return Err(AggError::Input(format!(
-                "{name}: expected two state columns (the live values, the separator), got {}",
-                state.len()
-            )));
-        };
-        let lists = lists
-            .as_any()
-            .downcast_ref::<ListArray>()
-            .ok_or_else(|| AggError::Input(format!("{name}: the live values are not a list")))?;
-        let strings = lists
-            .values()
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .ok_or_else(|| AggError::Input(format!("{name}: the live values are not Utf8")))?;
+        let (lists, separators, retracts) =
+            match (state, self.merging) {
+                ([lists, separators], false) => (lists, separators, None),
+                ([lists, separators, retracts], true) => (lists, separators, Some(retracts)),
+                _ => {
+                    return Err(AggError::Input(format!(
+                    "{name}: expected {} state columns (the live values, the separator{}), got {}",
+                    self.state_types().len(),
+                    if self.merging { ", the retracted values" } else { "" },
+                    state.len()
+                )))
+                }
+            };
+        let lists = Self::read_lists(lists, "the live values", name)?;
+        let retracts = retracts
+            .map(|r| Self::read_lists(r, "the retracted values", name))
+            .transpose()?;
         let separators = separators
             .as_any()
             .downcast_ref::<StringArray>()
             .ok_or_else(|| AggError::Input(format!("{name}: the separators are not Utf8")))?;
-        if lists.len() != groups.len() || strings.null_count() > 0 {
+        if lists.len() != groups.len() || separators.len() != groups.len() {
             return Err(AggError::Input(format!(
-                "{name}: {} lists (NULL values: {}) for {} groups",
+                "{name}: {} lists for {} groups",
                 lists.len(),
-                strings.null_count(),
                 groups.len()
             )));
         }
         for &g in groups {
             super::group_index(g, self.items.len(), name)?;
         }
-        let offsets = lists.value_offsets();
-        for (i, &g) in groups.iter().enumerate() {
+        let mut retracts = retracts.map(Vec::into_iter);
+        for ((i, &g), list) in groups.iter().enumerate().zip(lists) {
             let g = g as usize;
             self.payload -= Self::heap(&self.items[g]);
-            let list: Vec<Box<[u8]>> = (offsets[i] as usize..offsets[i + 1] as usize)
-                .map(|e| strings.value(e).as_bytes().into())
-                .collect();
             self.payload += Self::heap(&list);
             self.items[g] = list;
+            if let Some(retracted) = retracts.as_mut().and_then(Iterator::next) {
+                self.payload -= Self::heap(&self.retracts[g]);
+                self.payload += Self::heap(&retracted);
+                self.retracts[g] = retracted;
+            }
             let separator = separators
                 .is_valid(i)
                 .then(|| separators.value(i).as_bytes());

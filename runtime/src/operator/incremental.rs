@@ -72,7 +72,7 @@ impl FinalLevel {
             let admission = plan.lookup(&plain).map_err(|e| {
                 AggError::Plan(format!("call {c} ({}): {}", call.function, e.reason))
             })?;
-            let acc = admission.create(call.arg_types.first())?;
+            let acc = admission.create_call(&call.arg_types, plan.phase)?;
             let folded = own_partials(state[c].partial_types(), in_view[c]);
             if acc.partial_types() != folded {
                 return Err(AggError::Plan(format!(

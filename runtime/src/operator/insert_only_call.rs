@@ -59,6 +59,10 @@ impl GroupAccumulator for InsertOnlyCall {
         self.0.state_types()
     }
 
+    fn configure_call(&mut self, phase: crate::types::Phase, args: usize) {
+        self.0.configure_call(phase, args);
+    }
+
     fn num_groups(&self) -> usize {
         self.0.num_groups()
     }

@@ -184,7 +184,7 @@ fn create_accumulators(
         .iter()
         .zip(calls)
         .map(|(admission, call)| {
-            let acc = admission.create(call.arg_types.first())?;
+            let acc = admission.create_call(&call.arg_types, plan.phase)?;
             Ok(if plan.call_input(call) != plan.input {
                 Box::new(insert_only_call::InsertOnlyCall(acc)) as Box<dyn GroupAccumulator>
             } else {

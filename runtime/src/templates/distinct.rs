@@ -48,6 +48,7 @@ use crate::accumulator::{BatchUpdate, DistinctRows, ViewHandle};
 use crate::error::{AggError, Result};
 use crate::kernel::multiset::{counted_list_type, read_counted_list};
 use crate::kernel::{Binding, Bool, Dec128, Dec64, GroupIds, Prim, Rows, Timestamp, Ts, Utf8};
+use crate::types::Phase;
 
 /// A carrier as a key of a DISTINCT view: hashed and compared as Flink's
 /// MapView compares boxed values, probed without allocating.
@@ -298,6 +299,10 @@ impl<S: TemplateState, K: ViewKey> TemplateState for Distinct<S, K>
 where
     K::Owned: Send,
 {
+    fn configure_call(&mut self, phase: Phase, args: usize) {
+        self.inner.configure_call(phase, args);
+    }
+
     fn configure(&mut self, retracting: bool) {
         self.inner.configure(retracting);
         self.mode = if retracting {
@@ -320,12 +325,12 @@ where
         S::bytes_per_input_row() + SharedView::<K>::bytes_per_input_row()
     }
 
-    fn state_types(spec: &AccSpec) -> Vec<DataType> {
+    fn state_types(&self, spec: &AccSpec) -> Vec<DataType> {
         // The inner template's own state: its spec's partials end in the
         // view's list, which is not the inner state's.
         let mut inner = spec.clone();
         inner.partial_types.pop();
-        let mut types = S::state_types(&inner);
+        let mut types = self.inner.state_types(&inner);
         if let Some(arg_type) = &spec.arg_type {
             types.push(counted_list_type(arg_type));
         }

@@ -5,7 +5,10 @@
 //! removes the first equal live value; the result joins the live values,
 //! NULL when none is left.
 //!
-//! State: [`StringLists`](crate::kernel::StringLists). Under the DISTINCT
+//! State: [`StringLists`](crate::kernel::StringLists). Two-phase: Flink's
+//! accumulator `(list, retractList[, delimiter])` is one struct partial
+//! column, merged as Flink's `merge` does (`kernel::string_list_partial`);
+//! the local and global phases keep each group's `retractList`. Under the DISTINCT
 //! view a value joins the list when it enters the group's set and leaves it
 //! on its last retraction.
 //!
@@ -17,7 +20,7 @@
 //! input = ["retracting"]
 //! distinct_view = true
 //! input_reason = "insert-only LISTAGG keeps one concatenation per group, template listagg"
-//! phases = ["single"]
-//! phases_reason = "Flink's two-phase partial of LISTAGG over retracting input holds ListViews (list and retractList), which have no Arrow layout here yet"
+//! phases = ["single", "local", "global"]
 //! result = "VARCHAR"
+//! partial = [{ name = "acc", type = "accumulator" }]
 //! ```

@@ -42,7 +42,7 @@ use crate::accumulator::{BatchUpdate, DistinctRows, GroupAccumulator, ViewHandle
 use crate::error::{AggError, Result};
 use crate::kernel::avg::Scales;
 use crate::kernel::{Binding, GroupIds, Rows};
-use crate::types::SqlType;
+use crate::types::{Phase, SqlType};
 
 /// What one specialization instance is: its name, input mode and column
 /// types, fixed when the plan is admitted (the argument's actual SQL type
@@ -78,6 +78,14 @@ impl AccSpec {
 pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     /// Sets the input mode (`retracting`) once, on a fresh state.
     fn configure(&mut self, _retracting: bool) {}
+    /// Sets the phase and argument count of the call once, on a fresh
+    /// state (a state whose layout differs between them).
+    fn configure_call(&mut self, _phase: Phase, _args: usize) {}
+    /// The partial types of a call with `args` arguments, where they are
+    /// not the spec's (Flink's accumulator differs with a separator).
+    fn call_partial_types(_spec: &AccSpec, _args: usize) -> Option<Vec<DataType>> {
+        None
+    }
     /// Number of groups held.
     fn len(&self) -> usize;
     /// True when no group is held.
@@ -92,7 +100,7 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
         0
     }
     /// Arrow types of the snapshot columns.
-    fn state_types(spec: &AccSpec) -> Vec<DataType> {
+    fn state_types(&self, spec: &AccSpec) -> Vec<DataType> {
         spec.partial_types.clone()
     }
     /// Grows (or shrinks) to `n` groups; new groups are fresh.
@@ -289,7 +297,14 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
     }
 
     fn state_types(&self) -> Vec<DataType> {
-        S::state_types(&self.spec)
+        self.state.state_types(&self.spec)
+    }
+
+    fn configure_call(&mut self, phase: Phase, args: usize) {
+        self.state.configure_call(phase, args);
+        if let Some(types) = S::call_partial_types(&self.spec, args) {
+            self.spec.partial_types = types;
+        }
     }
 
     fn num_groups(&self) -> usize {
@@ -346,7 +361,7 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
     }
 
     fn restore(&mut self, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
-        let types = S::state_types(&self.spec);
+        let types = self.state.state_types(&self.spec);
         let state = crate::kernel::check_columns(state, &types, groups.len(), self.spec.name)?;
         self.state.restore(&self.spec, state, groups)
     }

@@ -126,7 +126,7 @@ where
         SingleValues::evaluate(self, groups, &spec.result_type, spec.name)
     }
 
-    fn state_types(spec: &AccSpec) -> Vec<DataType> {
+    fn state_types(&self, spec: &AccSpec) -> Vec<DataType> {
         vec![spec.result_type.clone(), DataType::Int32]
     }
 

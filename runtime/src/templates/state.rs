@@ -16,6 +16,7 @@ use crate::kernel::{
     ArrivalLists, ArrivalRule, AvgRule, AvgState, Binding, Concat, CountedExtremes, Counts,
     GroupIds, MultisetRule, Separators, SlotRule, Slots, StringLists, Utf8,
 };
+use crate::types::Phase;
 
 /// The calls every state kernel answers under the same names: its group
 /// count, growing, clearing and resetting groups, and its memory.
@@ -223,7 +224,7 @@ impl TemplateState for Counts {
         Counts::bytes_per_group()
     }
 
-    fn state_types(_spec: &AccSpec) -> Vec<DataType> {
+    fn state_types(&self, _spec: &AccSpec) -> Vec<DataType> {
         vec![DataType::Int64]
     }
 
@@ -343,7 +344,7 @@ macro_rules! ordered_values_state {
                 $kernel::<R>::bytes_per_row()
             }
 
-            fn state_types(spec: &AccSpec) -> Vec<DataType> {
+            fn state_types(&self, spec: &AccSpec) -> Vec<DataType> {
                 $kernel::<R>::state_types(&spec.result_type)
             }
 
@@ -515,8 +516,19 @@ impl TemplateState for StringLists {
         StringLists::bytes_per_row()
     }
 
-    fn state_types(_spec: &AccSpec) -> Vec<DataType> {
-        StringLists::state_types()
+    fn state_types(&self, _spec: &AccSpec) -> Vec<DataType> {
+        StringLists::state_types(self)
+    }
+
+    fn configure_call(&mut self, phase: Phase, _args: usize) {
+        if phase != Phase::Single {
+            self.set_merging();
+        }
+    }
+
+    fn call_partial_types(_spec: &AccSpec, args: usize) -> Option<Vec<DataType>> {
+        // Flink's accumulator holds the separator only with one.
+        Some(StringLists::partial_types(args > 1))
     }
 
     fn update<const RETRACTING: bool>(
@@ -560,10 +572,13 @@ impl TemplateState for StringLists {
     fn merge<const RETRACTING: bool>(
         &mut self,
         spec: &AccSpec,
-        _partials: &[ArrayRef],
-        _groups: &GroupIds<'_>,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
     ) -> Result<()> {
-        super::single_phase_merge(spec)
+        if !self.merging() {
+            return super::single_phase_merge(spec);
+        }
+        StringLists::merge(self, &partials[0], groups.ids(), spec.name)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
@@ -571,7 +586,8 @@ impl TemplateState for StringLists {
     }
 
     fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
-        StringLists::snapshot(self, groups, spec.name)
+        let with_delimiter = StringLists::partial_has_delimiter(&spec.partial_types);
+        StringLists::partials(self, groups, with_delimiter, spec.name)
     }
 
     fn snapshot(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {

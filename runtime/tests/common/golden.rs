@@ -542,7 +542,7 @@ fn column<T>(cells: &[&str], parse: impl Fn(&str) -> Option<T>) -> Vec<Option<T>
     cells.iter().map(|c| cell(c, &parse)).collect()
 }
 
-fn parse_column(data_type: &DataType, cells: &[&str]) -> ArrayRef {
+pub(crate) fn parse_column(data_type: &DataType, cells: &[&str]) -> ArrayRef {
     fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
         s.parse().ok()
     }
@@ -582,7 +582,10 @@ fn parse_column(data_type: &DataType, cells: &[&str]) -> ArrayRef {
             })))
         }
         DataType::Struct(fields) if fields.len() == 3 && fields[1].name() == "mapSize" => {
-            counted_accumulator(fields, cells)
+            crate::golden_accumulators::counted_accumulator(fields, cells)
+        }
+        DataType::Struct(fields) if fields[0].name() == "list" => {
+            crate::golden_accumulators::list_accumulator(fields, cells)
         }
         DataType::Struct(_) => {
             let values = column(cells, parse_timestamp);
@@ -603,66 +606,6 @@ fn parse_column(data_type: &DataType, cells: &[&str]) -> ArrayRef {
         }
         other => panic!("no cell syntax for {other}"),
     }
-}
-
-/// Min/MaxWithRetractAccumulator partials, one cell each:
-/// `extreme|mapSize|key=count&key=count` (`NULL|0|` for an empty one).
-fn counted_accumulator(fields: &arrow_schema::Fields, cells: &[&str]) -> ArrayRef {
-    let DataType::List(entry) = fields[2].data_type() else {
-        panic!("the accumulator's map is a list")
-    };
-    let DataType::Struct(entry_fields) = entry.data_type() else {
-        panic!("the accumulator's map entries are structs")
-    };
-    let (mut extremes, mut sizes, mut keys, mut counts, mut lengths) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for cell in cells {
-        let parts: Vec<&str> = cell.split('|').map(str::trim).collect();
-        let [extreme, size, map] = parts[..] else {
-            panic!("accumulator cell '{cell}' is not extreme|mapSize|key=count&...")
-        };
-        extremes.push(extreme);
-        sizes.push(size.parse::<i64>().expect("mapSize"));
-        let entries: Vec<&str> = map
-            .split('&')
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-            .collect();
-        lengths.push(entries.len());
-        for e in entries {
-            let (key, count) = e.rsplit_once('=').expect("key=count");
-            keys.push(key);
-            counts.push(count.parse::<i64>().expect("count"));
-        }
-    }
-    let entries = StructArray::try_new(
-        entry_fields.clone(),
-        vec![
-            parse_column(entry_fields[0].data_type(), &keys),
-            Arc::new(Int64Array::from(counts)),
-        ],
-        None,
-    )
-    .unwrap();
-    let map = arrow_array::ListArray::try_new(
-        entry.clone(),
-        arrow_buffer::OffsetBuffer::from_lengths(lengths),
-        Arc::new(entries),
-        None,
-    )
-    .unwrap();
-    Arc::new(
-        StructArray::try_new(
-            fields.clone(),
-            vec![
-                parse_column(fields[0].data_type(), &extremes),
-                Arc::new(Int64Array::from(sizes)),
-                Arc::new(map),
-            ],
-            None,
-        )
-        .unwrap(),
-    )
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.

@@ -369,6 +369,34 @@ pub const CASES: &[Case] = &[
             "1, NULL|0|, NULL|0|c=-1, NULL|0|, -1; 3, 4|1|4=1, q|1|q=1, 0.0|1|0.0=1, 1",
         ]],
     },
+    // listagg_retract, global: Flink's ListAgg(Ws)WithRetractAccumulator
+    // partials (cells `list|retractList` and `list|retractList|delimiter`)
+    // merged as its `merge` does: the lists concatenated (state first),
+    // then every retracted value of both removes the first equal value or
+    // stays retracted (in state, for later partials); a partial with both
+    // lists empty is skipped (separator kept); a NULL separator gives NULL;
+    // key INT. Partial row: key, LISTAGG(0), LISTAGG(0 1), the inserted
+    // COUNT(*).
+    Case {
+        name: "global_listagg_retract",
+        mode: Global,
+        input: Retracting,
+        max_parallelism: 128,
+        keys: &["INT"],
+        args: &["STRING", "STRING"],
+        calls: "LISTAGG(0), LISTAGG(0 1)",
+        before: &[
+            &["1, a&b&a|, a&b&a||-, 3; 2, x|, x||NULL, 1"],
+            &[
+                "1, c|a, c|a|+, 0; 3, |q, |q|~, -1",
+                "2, |, ||#, 0; 1, |zz, |zz|*, 0",
+            ],
+        ],
+        after: &[&[
+            "3, q&r|, q||:, 1; 1, |b, |b|/, -1",
+            "2, x&y|x, y|x|=, 1",
+        ]],
+    },
     // single_value, global over retracting input: Flink's merge of
     // (value, count) partials (a count-0 partial holding the value of a
     // retract-then-accumulate bundle replaces the value; NULL is a value);

@@ -137,6 +137,8 @@ pub fn strs(rows: &[&str]) -> Vec<String> {
 /// Partial column count of a call in Flink's accumulator layout.
 fn partial_width(function: &str, input: InputMode) -> usize {
     match function {
+        // LISTAGG over retracting input: its accumulator, one struct.
+        "LISTAGG" if input == InputMode::Retracting => 1,
         // AVG keeps a sum and a count, LISTAGG (accDelimiter, concatAcc),
         // SINGLE_VALUE (value, count).
         "AVG" | "LISTAGG" | "SINGLE_VALUE" => 2,

@@ -91,6 +91,9 @@ pub struct Ref {
     /// SINGLE_VALUE: a row failed the group (Flink throws there); later
     /// rows leave it as it is.
     failed: bool,
+    /// LISTAGG over retractions: retracted values that were not live
+    /// (Flink's `retractList`, read by its merge).
+    retracted: Vec<V>,
 }
 
 impl Ref {
@@ -242,6 +245,7 @@ impl Model {
                 map: Vec::new(),
                 view: Vec::new(),
                 failed: false,
+                retracted: Vec::new(),
             },
             _ => Ref {
                 value: None,
@@ -249,6 +253,7 @@ impl Model {
                 map: Vec::new(),
                 view: Vec::new(),
                 failed: false,
+                retracted: Vec::new(),
             },
         }
     }
@@ -437,6 +442,8 @@ impl Model {
                             .position(|(k, _)| java_compare(k, v).is_eq())
                         {
                             state.map.remove(p);
+                        } else if self.function == "LISTAGG" {
+                            state.retracted.push(v.clone());
                         }
                     }
                     other => panic!("{other} does not retract"),
@@ -538,6 +545,27 @@ impl Model {
                 let take = sum != 0 || state.count == 0 || partial.count > 0;
                 state.value = if take { partial.value.clone() } else { None };
                 state.count = sum;
+            }
+            // ListAggWithRetractAggFunction.merge: skip an empty partial;
+            // else concatenate the lists and the retractLists, then each
+            // retracted value removes the first equal listed one or stays.
+            "LISTAGG" if self.retracting => {
+                if partial.map.is_empty() && partial.retracted.is_empty() {
+                    return;
+                }
+                let mut buffer = state.map.clone();
+                buffer.extend(partial.map.iter().cloned());
+                let mut still = Vec::new();
+                for r in state.retracted.iter().chain(&partial.retracted) {
+                    match buffer.iter().position(|(k, _)| java_compare(k, r).is_eq()) {
+                        Some(p) => {
+                            buffer.remove(p);
+                        }
+                        None => still.push(r.clone()),
+                    }
+                }
+                state.map = buffer;
+                state.retracted = still;
             }
             // LISTAGG merges the partial concatenation after its separator.
             "MIN" | "MAX" | "LISTAGG" => self.fold(state, &partial.value),
