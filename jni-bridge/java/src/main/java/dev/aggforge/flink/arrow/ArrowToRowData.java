@@ -36,6 +36,11 @@ import org.apache.flink.table.data.writer.BinaryRowWriter;
 import org.apache.flink.table.data.writer.BinaryWriter;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.table.runtime.typeutils.ArrayDataSerializer;
+import org.apache.flink.table.runtime.typeutils.BinaryRowDataSerializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.table.data.binary.BinaryRawValueData;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import org.apache.flink.table.runtime.typeutils.InternalSerializers;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -178,6 +183,10 @@ public final class ArrowToRowData {
         Optional<AccumulatorStructType> struct = AccumulatorStructType.of(type);
         if (struct.isPresent()) {
             return new AccumulatorReader(pos, struct.get());
+        }
+        Optional<ListViewType> list = ListViewType.of(type);
+        if (list.isPresent()) {
+            return new ListViewReader(pos, list.get());
         }
         switch (ArrowTypes.requireLayout(type)) {
             case INT8:
@@ -431,6 +440,11 @@ public final class ArrowToRowData {
 
         @Override
         void value(int index, BinaryRowWriter out) {
+            out.writeArray(pos, array(index), serializer);
+        }
+
+        /** List {@code index} of the bound column as Flink's BinaryArrayData. */
+        BinaryArrayData array(int index) {
             ListVector list = (ListVector) vector;
             int start = list.getElementStartIndex(index);
             int end = list.getElementEndIndex(index);
@@ -448,7 +462,51 @@ public final class ArrowToRowData {
                 }
             }
             writer.complete();
-            out.writeArray(pos, array, serializer);
+            return array;
+        }
+    }
+
+    /**
+     * A {@code RAW(ListView)} attribute of an accumulator partial (local output): the list's
+     * values written as the bytes the field's ExternalSerializer writes for a ListView holding
+     * them (ListView's row of one ARRAY field behind BinaryRowDataSerializer's length), so Flink's
+     * exchange and global phase read it as Flink's local phase wrote it.
+     */
+    private static final class ListViewReader extends ColumnReader {
+        private final ListViewType view;
+        private final ArrayReader values;
+        private final ArrayDataSerializer arraySerializer;
+        private final BinaryRowData row = new BinaryRowData(1);
+        private final BinaryRowWriter rowWriter = new BinaryRowWriter(row);
+        private final BinaryRowDataSerializer rowSerializer = new BinaryRowDataSerializer(1);
+        private final DataOutputSerializer bytes = new DataOutputSerializer(64);
+
+        ListViewReader(int pos, ListViewType view) {
+            super(pos);
+            this.view = view;
+            this.values = new ArrayReader(0, view.elementType());
+            this.arraySerializer = new ArrayDataSerializer(view.elementType());
+        }
+
+        @Override
+        void bind(FieldVector vector) {
+            super.bind(vector);
+            values.bind(vector);
+        }
+
+        @Override
+        void value(int index, BinaryRowWriter out) {
+            rowWriter.reset();
+            rowWriter.writeArray(0, values.array(index), arraySerializer);
+            rowWriter.complete();
+            bytes.clear();
+            try {
+                rowSerializer.serialize(row, bytes);
+            } catch (IOException e) {
+                throw new UncheckedIOException("writing a ListView partial", e);
+            }
+            out.writeRawValue(
+                    pos, BinaryRawValueData.fromBytes(bytes.getCopyOfBuffer()), view.serializer());
         }
     }
 

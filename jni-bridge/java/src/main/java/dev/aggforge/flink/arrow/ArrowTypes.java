@@ -38,7 +38,8 @@ import dev.aggforge.flink.nativelib.NativeAggregate;
  * </ul>
  *
  * <p>Two-phase partials also take a DISTINCT view's MapView ({@link DistinctViewType}) and a
- * structured accumulator ({@link AccumulatorStructType}).
+ * structured accumulator ({@link AccumulatorStructType}), whose attributes may be ListViews
+ * ({@link ListViewType}).
  *
  * <p>A type no row covers is not supported and {@link #fieldFor} throws {@link
  * UnsupportedTypeException}.
@@ -160,12 +161,17 @@ public final class ArrowTypes {
 
     /**
      * Whether {@code type} has an aggforge Arrow layout: a type row covers it, or it is a
-     * two-phase DISTINCT partial ({@link DistinctViewType}) over such a type.
+     * two-phase DISTINCT partial ({@link DistinctViewType}) or an accumulator's ListView ({@link
+     * ListViewType}) over such a type.
      */
     public static boolean isSupported(LogicalType type) {
         Optional<DistinctViewType> view = DistinctViewType.of(type);
         if (view.isPresent()) {
             return layoutOf(view.get().keyType()).isPresent();
+        }
+        Optional<ListViewType> list = ListViewType.of(type);
+        if (list.isPresent()) {
+            return layoutOf(list.get().arrayType()).isPresent();
         }
         return layoutOf(type).isPresent();
     }
@@ -197,6 +203,10 @@ public final class ArrowTypes {
         Optional<AccumulatorStructType> struct = AccumulatorStructType.of(type);
         if (struct.isPresent()) {
             return struct.get().arrowField(name);
+        }
+        Optional<ListViewType> list = ListViewType.of(type);
+        if (list.isPresent()) {
+            return fieldFor(name, list.get().arrayType());
         }
         switch (requireLayout(type)) {
             case INT8:

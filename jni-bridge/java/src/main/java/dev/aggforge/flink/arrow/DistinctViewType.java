@@ -77,7 +77,7 @@ public final class DistinctViewType {
                                 (TypeSerializer<MapView<Object, Object>>) raw.getTypeSerializer())));
     }
 
-    private static DataType dataTypeOf(ExternalSerializer<?, ?> serializer) {
+    static DataType dataTypeOf(ExternalSerializer<?, ?> serializer) {
         try {
             Field field = ExternalSerializer.class.getDeclaredField("dataType");
             field.setAccessible(true);

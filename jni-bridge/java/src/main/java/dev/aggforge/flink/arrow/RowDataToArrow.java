@@ -207,6 +207,10 @@ public final class RowDataToArrow implements AutoCloseable {
         if (struct.isPresent()) {
             return new AccumulatorWriter(pos, struct.get(), (StructVector) vector);
         }
+        Optional<ListViewType> list = ListViewType.of(type);
+        if (list.isPresent()) {
+            return new ListViewWriter(pos, list.get(), (ListVector) vector);
+        }
         switch (ArrowTypes.requireLayout(type)) {
             case INT8:
                 return new TinyIntWriter(pos, (TinyIntVector) vector);
@@ -691,13 +695,49 @@ public final class RowDataToArrow implements AutoCloseable {
                 lists.setNull(index);
                 return;
             }
-            ArrayData array = row.getArray(pos);
+            writeArray(row.getArray(pos), index);
+        }
+
+        /** Writes {@code array}'s elements as list {@code index}. */
+        void writeArray(ArrayData array, int index) {
             int size = array.size();
             int at = lists.startNewValue(index);
             for (int i = 0; i < size; i++) {
                 elements.write(array, i, at + i);
             }
             lists.endValue(index, size);
+        }
+    }
+
+    /**
+     * A {@code RAW(ListView)} attribute of an accumulator partial (global input): the view's
+     * values, read from the bytes its ExternalSerializer wrote (ListView's row of one ARRAY
+     * field), as a list.
+     */
+    private static final class ListViewWriter extends ColumnWriter {
+        private final ListViewType view;
+        private final ArrayWriter lists;
+        private final BinaryRowData serialized = new BinaryRowData(1);
+
+        ListViewWriter(int pos, ListViewType view, ListVector lists) {
+            super(pos);
+            this.view = view;
+            this.lists = new ArrayWriter(pos, view.elementType(), lists);
+        }
+
+        @Override
+        void write(RowData row, int index) {
+            if (row.isNullAt(pos)) {
+                lists.write(row, index);
+                return;
+            }
+            BinaryRawValueData<?> raw = (BinaryRawValueData<?>) row.getRawValue(pos);
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            TypeSerializer<Object> serializer = (TypeSerializer) view.serializer().getInnerSerializer();
+            ((BinaryRawValueData<Object>) raw).ensureMaterialized(serializer);
+            // BinaryRowDataSerializer's 4-byte length, then the row to the end.
+            serialized.pointTo(raw.getSegments(), raw.getOffset() + 4, raw.getSizeInBytes() - 4);
+            lists.writeArray(serialized.getArray(0), index);
         }
     }
 

@@ -182,6 +182,18 @@ class NativeFailoverTest {
     }
 
     @Test
+    void twoPhaseRetractingListAggFailoverRestoresNativeState() throws Exception {
+        // The global LISTAGG state holds each key's live values and retractList.
+        failover(TWO_PHASE, RETRACTING_LISTAGG_SQL, 4);
+    }
+
+    @Test
+    void twoPhaseRetractingListAggSavepointRescalesOneToTwo(@TempDir Path savepoints)
+            throws Exception {
+        rescale(TWO_PHASE, RETRACTING_LISTAGG_SQL, 4, 1, 2, savepoints);
+    }
+
+    @Test
     void arrayKeyFailoverRestoresNativeState() throws Exception {
         failover(MINI_BATCH, ARRAY_KEY_SQL, 1);
     }
