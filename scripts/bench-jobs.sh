@@ -24,6 +24,8 @@
 #   singlevalue-keys1m-{single,minibatch,two}, listagg-string-{single,two}
 #   nested-minmax-{single,two}                       SUM per key (65,536) feeding MIN/MAX/COUNT(*)
 #                                                    per MOD(k, 64): MIN/MAX over retracting input
+#   nested-listagg-{single,two}                      the same SUM feeding LISTAGG/COUNT(*)
+#                                                    per MOD(k, 4096): LISTAGG over retracting input
 # "single" = ONE_PHASE, mini-batch off (immediate); "two" = TWO_PHASE, mini-batch
 # size 1024, allow-latency 1 s. The full matrix (35 workloads) takes several times the
 # 12 minutes its first 14 took on 2 cores (plus the build): pick with -Dbench.only.

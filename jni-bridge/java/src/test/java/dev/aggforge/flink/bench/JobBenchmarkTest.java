@@ -69,6 +69,9 @@ import dev.aggforge.flink.AggforgeOptions;
  *   <li>{@code nested-minmax-{single,two}}: a SUM per key (65,536 keys) feeding {@code MIN, MAX,
  *       COUNT(*)} per {@code MOD(k, 64)}: the outer MIN/MAX over retracting input (counted
  *       multisets; two-phase: Flink's MapView accumulator partials)
+ *   <li>{@code nested-listagg-{single,two}}: the same inner SUM feeding {@code
+ *       LISTAGG(CAST(s AS STRING)), COUNT(*)} per {@code MOD(k, 4096)}: the outer LISTAGG over
+ *       retracting input (two-phase: Flink's ListView accumulator partials)
  * </ul>
  *
  * <p>{@code bench.nativeOnly=true} runs only the native jobs of the selected workloads ({@code
@@ -284,6 +287,15 @@ class JobBenchmarkTest {
                 String.format(Locale.ROOT, "%,d rows, 65,536 inner keys, 64 outer, %.3f NULL", rows, nulls);
         all.add(new Workload("nested-minmax-single", nested + " | " + nestedData + " | single phase, immediate", nestedKeys, nested, single, 2));
         all.add(new Workload("nested-minmax-two", nested + " | " + nestedData + " | two phase, mini-batch", nestedKeys, nested, two, 4));
+        // The same inner SUM feeding LISTAGG per MOD(k, 4096): ~16 live values per outer key,
+        // each inner change retracting one of them (two-phase: ListView accumulator partials).
+        String nestedListAgg =
+                "SELECT MOD(k, 4096), LISTAGG(CAST(s AS STRING)), COUNT(*) FROM"
+                        + " (SELECT k, SUM(v0) AS s FROM t GROUP BY k) GROUP BY MOD(k, 4096)";
+        String nestedListAggData =
+                String.format(Locale.ROOT, "%,d rows, 65,536 inner keys, 4,096 outer, %.3f NULL", rows, nulls);
+        all.add(new Workload("nested-listagg-single", nestedListAgg + " | " + nestedListAggData + " | single phase, immediate", nestedKeys, nestedListAgg, single, 2));
+        all.add(new Workload("nested-listagg-two", nestedListAgg + " | " + nestedListAggData + " | two phase, mini-batch", nestedKeys, nestedListAgg, two, 4));
 
         List<Workload> selected = select(all, only);
         System.out.printf(
