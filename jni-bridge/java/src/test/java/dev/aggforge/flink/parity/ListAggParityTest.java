@@ -199,11 +199,17 @@ class ListAggParityTest {
 
     @Test
     void retractingTwoPhaseParallelFinalTable() throws Exception {
+        // At parallelism 2 the order values reach an outer key from two inner tasks races (on
+        // stock Flink too), so each outer key here has one live value at a time: its lists'
+        // order is fixed, and the partials still carry retractions across the exchange.
+        String sql =
+                "SELECT k, LISTAGG(v), LISTAGG(v, '/'), COUNT(*) FROM"
+                        + " (SELECT k, MAX(v0) AS v FROM t GROUP BY k) GROUP BY k";
         NativeParity.assertParity(
                 RunOptions.defaults().withMiniBatch(64).withAggPhase("TWO_PHASE").withParallelism(2),
                 Compare.FINAL_TABLE,
                 4,
-                NESTED,
+                sql,
                 strings());
     }
 }
