@@ -46,9 +46,9 @@ fn real_matrix() {
     let sums = |ordered: usize| 3 * (3 * (numeric - ordered) + ordered);
     let distinct_insert_only = 3 * types + 2 * 3 * types + 3 * 3 * numeric;
     let distinct_retracting = 3 * types + 2 * 3 * types + sums(ordered_sums);
-    // LISTAGG(DISTINCT): both inputs, single phase (its global fold would
-    // follow Java's HashMap order of strings).
-    let distinct = distinct_insert_only + distinct_retracting + 2 * strings;
+    // LISTAGG(DISTINCT): insert-only in every phase (its global fold in
+    // Java's HashMap order of strings), retracting in the single phase.
+    let distinct = distinct_insert_only + distinct_retracting + 3 * strings + strings;
     // FIRST_VALUE and LAST_VALUE: every row, both inputs, single phase.
     let first_last = 2 * 2 * types;
     // LISTAGG: both inputs, every phase.

@@ -494,8 +494,9 @@ impl fmt::Display for AggPlan {
 
 /// Whether `call`, a DISTINCT call, folds its view's values in an
 /// order-dependent way (float rounding, which of NaN and a number MIN/MAX
-/// keeps, where a wide DECIMAL sum overflows): Flink's result then depends
-/// on its Java HashMap's iteration order.
+/// keeps, where a wide DECIMAL sum overflows, LISTAGG's concatenation
+/// order): Flink's result then depends on its Java HashMap's iteration
+/// order.
 pub fn order_sensitive(call: &AggCall) -> bool {
     let f = call.function.as_str();
     match call.arg_types.first().map(arrow_type) {
@@ -505,6 +506,8 @@ pub fn order_sensitive(call: &AggCall) -> bool {
         Some(DataType::Decimal128(precision, _)) => {
             precision > 18 && matches!(f, "SUM" | "SUM0" | "AVG")
         }
+        // The concatenation's order is the order values are folded in.
+        Some(DataType::Utf8) => f == "LISTAGG",
         _ => false,
     }
 }

@@ -236,9 +236,9 @@ fn run_one(admission: &'static Admission, model: &Model, case: &Case) -> Result<
 }
 
 /// DISTINCT specializations whose two-phase result depends on the order
-/// values are folded in: FLOAT/DOUBLE SUM, SUM0, AVG, MIN, MAX and
-/// DECIMAL(19..38) SUM, SUM0, AVG (not MIN/MAX over retracting input: their
-/// counted multiset orders values by Java's compareTo).
+/// values are folded in: FLOAT/DOUBLE SUM, SUM0, AVG, MIN, MAX,
+/// DECIMAL(19..38) SUM, SUM0, AVG and LISTAGG (not MIN/MAX over retracting
+/// input: their counted multiset orders values by Java's compareTo).
 fn order_sensitive_distinct(admission: &Admission) -> bool {
     let name = admission.name;
     if name.ends_with("/retracting") && (name.starts_with("MIN") || name.starts_with("MAX")) {
@@ -248,7 +248,7 @@ fn order_sensitive_distinct(admission: &Admission) -> bool {
     let wide = name.contains("DISTINCT<DECIMAL_38>")
         && !name.starts_with("MIN")
         && !name.starts_with("MAX");
-    !name.starts_with("COUNT") && (floating || wide)
+    name.starts_with("LISTAGG") || (!name.starts_with("COUNT") && (floating || wide))
 }
 
 #[test]

@@ -72,11 +72,29 @@ pub fn fmix32(h: i32) -> i32 {
 /// 4-byte words, seed 42. Trailing bytes past the last whole word are
 /// ignored, as Flink only calls it on word-aligned lengths.
 pub fn hash_bytes_by_words(bytes: &[u8]) -> i32 {
+    fmix32(mix_words(bytes) ^ bytes.len() as i32)
+}
+
+/// Murmur3's rounds over `bytes`' whole little-endian 4-byte words, from
+/// seed 42, before the finaliser.
+fn mix_words(bytes: &[u8]) -> i32 {
     let mut h1 = MURMUR_SEED;
-    let mut words = bytes.chunks_exact(4);
-    for word in &mut words {
+    for word in bytes.chunks_exact(4) {
         let k = i32::from_le_bytes([word[0], word[1], word[2], word[3]]);
         h1 = mix_h1(h1, mix_k1(k));
+    }
+    h1
+}
+
+/// Flink's `MurmurHashUtils.hashBytes` (seed 42), which
+/// `BinaryStringData.hashCode()` is over a string's UTF-8 bytes: the whole
+/// 4-byte words little-endian, then each remaining byte, sign-extended, as
+/// one more round, then the finaliser with the length.
+pub fn hash_bytes(bytes: &[u8]) -> i32 {
+    let aligned = bytes.len() / 4 * 4;
+    let mut h1 = mix_words(&bytes[..aligned]);
+    for &byte in &bytes[aligned..] {
+        h1 = mix_h1(h1, mix_k1(byte as i8 as i32));
     }
     fmix32(h1 ^ bytes.len() as i32)
 }
@@ -540,6 +558,26 @@ mod tests {
         let mut out = Vec::new();
         enc.write_row(row, &mut out);
         out
+    }
+
+    #[test]
+    fn string_hashes_are_binary_string_data_hash_codes() {
+        // BinaryStringData.fromString(s).hashCode(), Flink 2.2.1 (JDK 17).
+        for (text, hash) in [
+            ("", 142593372),
+            ("a", 1485273170),
+            ("ab", -97053317),
+            ("abc", 1322437556),
+            ("abcd", -396302900),
+            ("abcde", 814637928),
+            ("é", 2119106806),
+            ("日本語", -1143049834),
+            ("xxxxxxxxx", 1397998461),
+            ("héllo wörld", -281075962),
+            ("\u{1F600}", 1877935379),
+        ] {
+            assert_eq!(hash_bytes(text.as_bytes()), hash, "{text:?}");
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod binary_row;
 mod java_hash_map;
 mod key_group;
 
-pub use binary_row::{fmix32, hash_bytes_by_words, key_hashes, KeyRowEncoder};
+pub use binary_row::{fmix32, hash_bytes, hash_bytes_by_words, key_hashes, KeyRowEncoder};
 pub use java_hash_map::{java_compute_if_absent_order, java_hash_map_order, JavaHashMapOrder};
 pub use key_group::{
     default_max_parallelism, key_group_for_hash, key_group_range_for_operator,

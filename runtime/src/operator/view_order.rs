@@ -1,7 +1,8 @@
 //! Two-phase DISTINCT views whose results depend on the order Flink's
 //! global phase folds their values: FLOAT/DOUBLE SUM, SUM0, AVG (rounding),
 //! MIN and MAX (which of 0.0 and -0.0, or of NaN and a number, is kept),
-//! and DECIMAL(19..38) SUM, SUM0 and AVG (a sum overflows to NULL in order).
+//! DECIMAL(19..38) SUM, SUM0 and AVG (a sum overflows to NULL in order),
+//! and LISTAGG over CHAR/VARCHAR (the concatenation's order).
 //!
 //! Flink folds a value when it enters the global's state view, in the
 //! iteration order of Java HashMaps (insert-only input):
@@ -34,7 +35,9 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Float32Type, Float64Type};
-use arrow_array::{Array, ArrayRef, Decimal128Array, Float32Array, Float64Array, ListArray};
+use arrow_array::{
+    Array, ArrayRef, Decimal128Array, Float32Array, Float64Array, ListArray, StringArray,
+};
 use arrow_schema::DataType;
 use hashbrown::HashMap;
 
@@ -48,15 +51,47 @@ use crate::types::{InputMode, Phase};
 
 /// A DISTINCT value as a Java map key: FLOAT/DOUBLE bits with NaN made
 /// canonical (as `Float.equals`/`Double.equals` compare them; 0.0 and -0.0
-/// stay apart), or a DECIMAL's unscaled value; `None` is NULL.
-type JavaKey = Option<u128>;
+/// stay apart), a DECIMAL's unscaled value, or a string's UTF-8 bytes
+/// (`BinaryStringData.equals`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum JavaKey {
+    Null,
+    Bits(u128),
+    Bytes(Box<[u8]>),
+}
+
+impl JavaKey {
+    fn bits(&self) -> Option<u128> {
+        match self {
+            JavaKey::Bits(bits) => Some(*bits),
+            _ => None,
+        }
+    }
+
+    fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            JavaKey::Bytes(bytes) => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// Heap bytes beyond the inline size.
+    fn heap(&self) -> usize {
+        self.bytes().map_or(0, <[u8]>::len)
+    }
+}
 
 /// How a view's values are read, hashed as Java hashes them and written.
 #[derive(Debug, Clone, Copy)]
 enum KeyKind {
     Float,
     Double,
-    Decimal { precision: u8, scale: i8 },
+    Decimal {
+        precision: u8,
+        scale: i8,
+    },
+    /// CHAR/VARCHAR, keys of type `BinaryStringData`.
+    String,
 }
 
 impl KeyKind {
@@ -68,6 +103,7 @@ impl KeyKind {
                 precision: *precision,
                 scale: *scale,
             }),
+            DataType::Utf8 => Some(KeyKind::String),
             _ => None,
         }
     }
@@ -75,9 +111,9 @@ impl KeyKind {
     /// Value `i` of `array` (of this kind's Arrow type).
     fn read(self, array: &dyn Array, i: usize) -> JavaKey {
         if array.is_null(i) {
-            return None;
+            return JavaKey::Null;
         }
-        Some(match self {
+        JavaKey::Bits(match self {
             KeyKind::Float => {
                 let v = array.as_primitive::<Float32Type>().value(i);
                 (if v.is_nan() { f32::NAN } else { v }).to_bits() as u128
@@ -87,13 +123,21 @@ impl KeyKind {
                 (if v.is_nan() { f64::NAN } else { v }).to_bits() as u128
             }
             KeyKind::Decimal { .. } => array.as_primitive::<Decimal128Type>().value(i) as u128,
+            KeyKind::String => {
+                let value = array.as_string::<i32>().value(i);
+                return JavaKey::Bytes(value.as_bytes().into());
+            }
         })
     }
 
     /// The key's `hashCode()` (`Float`, `Double`, `DecimalData`, which is
-    /// `BigDecimal`'s); NULL hashes to 0 in a `HashMap`.
-    fn java_hash(self, key: JavaKey) -> i32 {
-        let Some(bits) = key else { return 0 };
+    /// `BigDecimal`'s, `BinaryStringData`); NULL hashes to 0 in a `HashMap`.
+    fn java_hash(self, key: &JavaKey) -> i32 {
+        let bits = match key {
+            JavaKey::Null => return 0,
+            JavaKey::Bytes(bytes) => return crate::flink_key::hash_bytes(bytes),
+            JavaKey::Bits(bits) => *bits,
+        };
         match self {
             KeyKind::Float => bits as u32 as i32,
             KeyKind::Double => {
@@ -101,6 +145,7 @@ impl KeyKind {
                 (bits ^ (bits >> 32)) as u32 as i32
             }
             KeyKind::Decimal { scale, .. } => big_decimal_hash(bits as i128, scale),
+            KeyKind::String => 0,
         }
     }
 
@@ -108,15 +153,22 @@ impl KeyKind {
     fn build(self, keys: &[JavaKey]) -> Result<ArrayRef> {
         Ok(match self {
             KeyKind::Float => Arc::new(Float32Array::from_iter(
-                keys.iter().map(|k| k.map(|b| f32::from_bits(b as u32))),
+                keys.iter()
+                    .map(|k| k.bits().map(|b| f32::from_bits(b as u32))),
             )),
             KeyKind::Double => Arc::new(Float64Array::from_iter(
-                keys.iter().map(|k| k.map(|b| f64::from_bits(b as u64))),
+                keys.iter()
+                    .map(|k| k.bits().map(|b| f64::from_bits(b as u64))),
             )),
             KeyKind::Decimal { precision, scale } => Arc::new(
-                Decimal128Array::from_iter(keys.iter().map(|k| k.map(|b| b as i128)))
+                Decimal128Array::from_iter(keys.iter().map(|k| k.bits().map(|b| b as i128)))
                     .with_precision_and_scale(precision, scale)?,
             ),
+            KeyKind::String => Arc::new(StringArray::from(
+                keys.iter()
+                    .map(|k| k.bytes().map(crate::kernel::concat::utf8).transpose())
+                    .collect::<Result<Vec<Option<&str>>>>()?,
+            )),
         })
     }
 }
@@ -151,6 +203,8 @@ struct OrderedView {
     bits: Vec<u64>,
     /// (bundle group, value) to its index in `keys`.
     index: HashMap<(u32, JavaKey), u32>,
+    /// Heap bytes of the string keys in `keys` and `index`.
+    heap: usize,
 }
 
 impl OrderedView {
@@ -161,8 +215,9 @@ impl OrderedView {
             return;
         }
         let next = self.keys.len() as u32;
-        let entry = *self.index.entry((g, key)).or_insert(next);
+        let entry = *self.index.entry((g, key.clone())).or_insert(next);
         if entry == next {
+            self.heap += 2 * key.heap();
             self.keys.push(key);
             self.bits.extend(std::iter::repeat_n(0, self.words));
             if self.entries.len() <= g as usize {
@@ -178,6 +233,7 @@ impl OrderedView {
 
     fn clear(&mut self) {
         self.entries.clear();
+        self.heap = 0;
         self.keys.clear();
         self.bits.clear();
         self.index.clear();
@@ -189,6 +245,7 @@ impl OrderedView {
             + self.keys.capacity() * std::mem::size_of::<JavaKey>()
             + self.bits.capacity() * 8
             + self.index.capacity() * (std::mem::size_of::<(u32, JavaKey)>() + 5)
+            + self.heap
     }
 
     /// Bundle group `g`'s values in the iteration order of a fresh Java
@@ -199,7 +256,7 @@ impl OrderedView {
         };
         let hashes: Vec<i32> = entries
             .iter()
-            .map(|&e| self.kind.java_hash(self.keys[e as usize]))
+            .map(|&e| self.kind.java_hash(&self.keys[e as usize]))
             .collect();
         java_hash_map_order(&hashes)
             .into_iter()
@@ -238,6 +295,7 @@ impl OrderedViews {
                 keys: Vec::new(),
                 bits: Vec::new(),
                 index: HashMap::new(),
+                heap: 0,
             });
         }
         Ok(OrderedViews { views })
@@ -304,11 +362,11 @@ impl OrderedViews {
                 entry_keys.clear();
                 entry_keys.extend((start..end).map(|e| ordered.kind.read(keys.as_ref(), e)));
                 hashes.clear();
-                hashes.extend(entry_keys.iter().map(|&k| ordered.kind.java_hash(k)));
+                hashes.extend(entry_keys.iter().map(|k| ordered.kind.java_hash(k)));
                 map.iteration_order(&hashes, &mut order);
                 for &i in &order {
                     let e = start + i as usize;
-                    ordered.set(slot, entry_keys[i as usize], &words.all(e)?);
+                    ordered.set(slot, entry_keys[i as usize].clone(), &words.all(e)?);
                 }
             }
         }
@@ -338,10 +396,10 @@ impl OrderedViews {
                 for order in &orders {
                     let before = keys.len();
                     for &e in order {
-                        let key = ordered.keys[e as usize];
+                        let key = &ordered.keys[e as usize];
                         let bits = ordered.bits[e as usize * ordered.words + word];
-                        if key.is_some() && bits & bit != 0 {
-                            keys.push(key);
+                        if *key != JavaKey::Null && bits & bit != 0 {
+                            keys.push(key.clone());
                         }
                     }
                     lengths.push(keys.len() - before);
@@ -381,7 +439,7 @@ impl OrderedViews {
             for &g in groups {
                 let entries = ordered.java_order(g);
                 for &e in &entries {
-                    keys.push(ordered.keys[e as usize]);
+                    keys.push(ordered.keys[e as usize].clone());
                     let at = e as usize * ordered.words;
                     values.extend_from_slice(&ordered.bits[at..at + ordered.words]);
                 }
@@ -420,17 +478,17 @@ mod tests {
     fn java_hashes_match_the_jdk() {
         // Double.hashCode(1.0) = 1072693248, of -0.0 = -2147483648,
         // Double.hashCode(NaN) = 2146959360; Float.hashCode(1.5f) = 1069547520.
-        let d = |v: f64| KeyKind::Double.java_hash(Some(v.to_bits() as u128));
+        let d = |v: f64| KeyKind::Double.java_hash(&JavaKey::Bits(v.to_bits() as u128));
         assert_eq!(d(1.0), 1072693248);
         assert_eq!(d(-0.0), i32::MIN);
         let nan = KeyKind::Double.read(
             &Float64Array::from(vec![f64::from_bits(0x7ff0_0000_0000_0001)]),
             0,
         );
-        assert_eq!(KeyKind::Double.java_hash(nan), 2146959360);
-        let f = KeyKind::Float.java_hash(Some(1.5f32.to_bits() as u128));
+        assert_eq!(KeyKind::Double.java_hash(&nan), 2146959360);
+        let f = KeyKind::Float.java_hash(&JavaKey::Bits(1.5f32.to_bits() as u128));
         assert_eq!(f, 1069547520);
-        assert_eq!(KeyKind::Double.java_hash(None), 0);
+        assert_eq!(KeyKind::Double.java_hash(&JavaKey::Null), 0);
         // new BigDecimal("1.50").hashCode() = 31 * 150 + 2 = 4652;
         // new BigDecimal("-1.50").hashCode() = -4648;
         // new BigDecimal(new BigInteger("18446744073709551616"), 3).hashCode()
@@ -450,11 +508,12 @@ mod tests {
             keys: Vec::new(),
             bits: Vec::new(),
             index: HashMap::new(),
+            heap: 0,
         };
-        view.set(1, Some(7), &[0b01]);
-        view.set(1, None, &[0b10]);
-        view.set(1, Some(7), &[0b10]);
-        view.set(0, Some(7), &[0]);
+        view.set(1, JavaKey::Bits(7), &[0b01]);
+        view.set(1, JavaKey::Null, &[0b10]);
+        view.set(1, JavaKey::Bits(7), &[0b10]);
+        view.set(0, JavaKey::Bits(7), &[0]);
         assert_eq!(view.entries, vec![vec![], vec![0, 1]]);
         assert_eq!(view.bits, vec![0b11, 0b10]);
     }
