@@ -100,7 +100,7 @@ class NativeFailoverTest {
      * Over retracting input, grouped by the inner key (one live row per key): SINGLE_VALUE's
      * count and LISTAGG's list of live values in the restored state.
      */
-    private static final String RETRACTING_LISTAGG_SQL =
+    static final String RETRACTING_LISTAGG_SQL =
             "SELECT k, SINGLE_VALUE(m), LISTAGG(m), COUNT(*) FROM"
                     + " (SELECT k, MAX(v0) AS m FROM t GROUP BY k) GROUP BY k";
 
@@ -108,7 +108,7 @@ class NativeFailoverTest {
      * ARRAY group keys (NULL arrays and NULL elements included): restoring and rescaling put each
      * key back in the key group Flink's hash of its BinaryArrayData bytes picks.
      */
-    private static final String ARRAY_KEY_SQL =
+    static final String ARRAY_KEY_SQL =
             "SELECT a, COUNT(*), SUM(v1), MAX(v2) FROM (SELECT CASE WHEN MOD(k, 11) = 0 THEN"
                     + " CAST(NULL AS ARRAY<STRING>) ELSE ARRAY[SUBSTRING(v0, 1, 1),"
                     + " CAST(MOD(k, 7) AS STRING)] END AS a, v1, v2 FROM t) GROUP BY a";

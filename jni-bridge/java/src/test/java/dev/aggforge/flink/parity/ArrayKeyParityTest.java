@@ -1,11 +1,13 @@
 package dev.aggforge.flink.parity;
 
+import java.time.Duration;
 import java.util.stream.Stream;
 
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.DoubleType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -19,7 +21,8 @@ import dev.aggforge.flink.parity.NativeParity.Compare;
  * Stock Flink against aggforge with ARRAY group keys: an ARRAY of every type row's type as the
  * key (31 distinct arrays of 0 to 2 elements, NULL elements, NULL arrays 1 in 6), alone and next
  * to an INT key, immediate, mini-batch (whose bundles iterate in the HashMap order of the
- * BinaryRowData keys, so the array bytes must hash as Flink's), two-phase and at parallelism 2.
+ * BinaryRowData keys, so the array bytes must hash as Flink's), two-phase, at parallelism 2, upsert
+ * with state TTL, and a nested GROUP BY whose outer key is an ARRAY.
  */
 class ArrayKeyParityTest {
 
@@ -73,6 +76,28 @@ class ArrayKeyParityTest {
     void immediate() throws Exception {
         NativeParity.assertParity(
                 RunOptions.defaults(), Compare.LINES, 1, BY_ARRAY, table(new BigIntType()));
+    }
+
+    @Test
+    void upsertWithoutUpdateBeforeAndStateTtl() throws Exception {
+        NativeParity.assertParity(
+                RunOptions.defaults().withUpdateBefore(false).withStateTtl(Duration.ofHours(1)),
+                Compare.LINES,
+                1,
+                BY_INT_AND_ARRAY,
+                table(new VarCharType(VarCharType.MAX_LENGTH)));
+    }
+
+    @Test
+    void nestedGroupByOverArrayKeys() throws Exception {
+        // The outer aggregate groups by an ARRAY over the inner one's -U/+U changes.
+        NativeParity.assertParity(
+                RunOptions.defaults().withMiniBatch(64).withAggPhase("TWO_PHASE"),
+                Compare.LINES,
+                4,
+                "SELECT a, COUNT(*), SUM(s), MAX(s) FROM (SELECT v0 AS a, k, SUM(v1) AS s FROM t"
+                        + " GROUP BY v0, k) GROUP BY a",
+                table(new BigIntType()));
     }
 
     @Test

@@ -5,8 +5,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The failover test of {@link NativeFailoverTest} with the failing job on the RocksDB state
  * backend ({@code state.backend.type: rocksdb}, flink-statebackend-rocksdb in test scope): the
- * native DISTINCT views and FILTER columns are checkpointed, restored after the injected failure
- * and the final table equals stock Flink's unfailed one, single phase and two-phase.
+ * native DISTINCT views and FILTER columns, ARRAY keys and the global LISTAGG lists and
+ * retractLists are checkpointed, restored after the injected failure and the final table equals
+ * stock Flink's unfailed one, single phase and two-phase.
  *
  * <p>On the Flink 2.x lines only: Maven Central serves no flink-statebackend-rocksdb 1.20.3, the
  * 1.20 release the build tests (its 1.20.4 has no flink-table-planner-loader).
@@ -23,5 +24,16 @@ class RocksDbFailoverTest {
     void twoPhaseDistinctFailoverOnRocksDb() throws Exception {
         NativeFailoverTest.failover(
                 NativeFailoverTest.TWO_PHASE, NativeFailoverTest.DISTINCT_SQL, 2, "rocksdb");
+    }
+
+    @Test
+    void arrayKeyAndTwoPhaseRetractingListAggFailoverOnRocksDb() throws Exception {
+        NativeFailoverTest.failover(
+                NativeFailoverTest.TWO_PHASE, NativeFailoverTest.ARRAY_KEY_SQL, 2, "rocksdb");
+        NativeFailoverTest.failover(
+                NativeFailoverTest.TWO_PHASE,
+                NativeFailoverTest.RETRACTING_LISTAGG_SQL,
+                4,
+                "rocksdb");
     }
 }
