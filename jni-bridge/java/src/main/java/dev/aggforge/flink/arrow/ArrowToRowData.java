@@ -36,11 +36,6 @@ import org.apache.flink.table.data.writer.BinaryRowWriter;
 import org.apache.flink.table.data.writer.BinaryWriter;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.table.runtime.typeutils.ArrayDataSerializer;
-import org.apache.flink.table.runtime.typeutils.BinaryRowDataSerializer;
-import org.apache.flink.core.memory.DataOutputSerializer;
-import org.apache.flink.table.data.binary.BinaryRawValueData;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import org.apache.flink.table.runtime.typeutils.InternalSerializers;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -476,10 +471,7 @@ public final class ArrowToRowData {
         private final ListViewType view;
         private final ArrayReader values;
         private final ArrayDataSerializer arraySerializer;
-        private final BinaryRowData row = new BinaryRowData(1);
-        private final BinaryRowWriter rowWriter = new BinaryRowWriter(row);
-        private final BinaryRowDataSerializer rowSerializer = new BinaryRowDataSerializer(1);
-        private final DataOutputSerializer bytes = new DataOutputSerializer(64);
+        private final ViewBytes.RawRowBytes bytes = new ViewBytes.RawRowBytes();
 
         ListViewReader(int pos, ListViewType view) {
             super(pos);
@@ -496,17 +488,11 @@ public final class ArrowToRowData {
 
         @Override
         void value(int index, BinaryRowWriter out) {
-            rowWriter.reset();
-            rowWriter.writeArray(0, values.array(index), arraySerializer);
-            rowWriter.complete();
-            bytes.clear();
-            try {
-                rowSerializer.serialize(row, bytes);
-            } catch (IOException e) {
-                throw new UncheckedIOException("writing a ListView partial", e);
-            }
+            BinaryArrayData array = values.array(index);
             out.writeRawValue(
-                    pos, BinaryRawValueData.fromBytes(bytes.getCopyOfBuffer()), view.serializer());
+                    pos,
+                    bytes.of(row -> row.writeArray(0, array, arraySerializer), "a ListView partial"),
+                    view.serializer());
         }
     }
 

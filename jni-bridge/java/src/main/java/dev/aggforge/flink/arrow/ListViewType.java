@@ -19,7 +19,7 @@ import org.apache.flink.table.types.logical.RawType;
  * each view in a RAW type with an {@link ExternalSerializer} in the local and global phases). Its
  * Arrow layout is that of an {@code ARRAY<T>} ({@link ArrowTypes.Layout#LIST}): the list's values
  * in order. The bytes are ListView's structured row, one {@code ARRAY<T>} field, behind
- * BinaryRowDataSerializer's length ({@link ViewBytes#listView}).
+ * BinaryRowDataSerializer's length ({@link ViewBytes.RawRowBytes}).
  */
 public final class ListViewType {
 

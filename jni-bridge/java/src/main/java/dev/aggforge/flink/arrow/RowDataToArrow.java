@@ -38,6 +38,7 @@ import org.apache.flink.table.data.binary.BinaryRawValueData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinarySegmentUtils;
 import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.table.runtime.typeutils.RawValueDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
@@ -247,6 +248,21 @@ public final class RowDataToArrow implements AutoCloseable {
             default:
                 throw new ArrowTypes.UnsupportedTypeException(type);
         }
+    }
+
+    /**
+     * Points {@code into} at the one-field row a RAW data view field holds: its ExternalSerializer
+     * writes the view's structured row (a MapView's MAP, a ListView's ARRAY) behind
+     * BinaryRowDataSerializer's 4-byte length.
+     */
+    private static BinaryRowData viewRow(
+            RowData row, int pos, RawValueDataSerializer<?> serializer, BinaryRowData into) {
+        BinaryRawValueData<?> raw = (BinaryRawValueData<?>) row.getRawValue(pos);
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        TypeSerializer<Object> inner = (TypeSerializer) serializer.getInnerSerializer();
+        ((BinaryRawValueData<Object>) raw).ensureMaterialized(inner);
+        into.pointTo(raw.getSegments(), raw.getOffset() + 4, raw.getSizeInBytes() - 4);
+        return into;
     }
 
     /** Writes one input field into one vector. */
@@ -619,13 +635,7 @@ public final class RowDataToArrow implements AutoCloseable {
                 entries.setNull(index);
                 return;
             }
-            BinaryRawValueData<?> raw = (BinaryRawValueData<?>) row.getRawValue(pos);
-            @SuppressWarnings({"unchecked", "rawtypes"})
-            TypeSerializer<Object> serializer = (TypeSerializer) view.serializer().getInnerSerializer();
-            ((BinaryRawValueData<Object>) raw).ensureMaterialized(serializer);
-            // BinaryRowDataSerializer's 4-byte length, then the row to the end.
-            serialized.pointTo(raw.getSegments(), raw.getOffset() + 4, raw.getSizeInBytes() - 4);
-            MapData map = serialized.getMap(0);
+            MapData map = viewRow(row, pos, view.serializer(), serialized).getMap(0);
             ArrayData values = map.valueArray();
             int size = map.size();
             int at = entries.startNewValue(index);
@@ -731,13 +741,7 @@ public final class RowDataToArrow implements AutoCloseable {
                 lists.write(row, index);
                 return;
             }
-            BinaryRawValueData<?> raw = (BinaryRawValueData<?>) row.getRawValue(pos);
-            @SuppressWarnings({"unchecked", "rawtypes"})
-            TypeSerializer<Object> serializer = (TypeSerializer) view.serializer().getInnerSerializer();
-            ((BinaryRawValueData<Object>) raw).ensureMaterialized(serializer);
-            // BinaryRowDataSerializer's 4-byte length, then the row to the end.
-            serialized.pointTo(raw.getSegments(), raw.getOffset() + 4, raw.getSizeInBytes() - 4);
-            lists.writeArray(serialized.getArray(0), index);
+            lists.writeArray(viewRow(row, pos, view.serializer(), serialized).getArray(0), index);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.aggforge.flink.arrow;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.function.Consumer;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -36,10 +37,7 @@ final class ViewBytes {
     private final BinaryArrayData values = new BinaryArrayData();
     private BinaryArrayWriter keyWriter;
     private BinaryArrayWriter valueWriter;
-    private final BinaryRowData row = new BinaryRowData(1);
-    private final BinaryRowWriter rowWriter = new BinaryRowWriter(row);
-    private final BinaryRowDataSerializer rowSerializer = new BinaryRowDataSerializer(1);
-    private final DataOutputSerializer out = new DataOutputSerializer(256);
+    private final RawRowBytes bytes = new RawRowBytes();
 
     ViewBytes(LogicalType keyType, LogicalType valueType) {
         this.keyType = keyType;
@@ -79,15 +77,32 @@ final class ViewBytes {
         keyWriter.complete();
         valueWriter.complete();
         BinaryMapData map = BinaryMapData.valueOf(keys, values);
-        rowWriter.reset();
-        rowWriter.writeMap(0, map, mapSerializer);
-        rowWriter.complete();
-        out.clear();
-        try {
-            rowSerializer.serialize(row, out);
-        } catch (IOException e) {
-            throw new UncheckedIOException("writing a DISTINCT view partial", e);
+        return bytes.of(row -> row.writeMap(0, map, mapSerializer), "a DISTINCT view partial");
+    }
+
+    /**
+     * The bytes of a RAW data view field: the view's structured row of one field (a MapView's
+     * MAP, a ListView's ARRAY) behind BinaryRowDataSerializer's length, as the field's
+     * ExternalSerializer writes them. One instance reuses its row and buffer.
+     */
+    static final class RawRowBytes {
+        private final BinaryRowData row = new BinaryRowData(1);
+        private final BinaryRowWriter rowWriter = new BinaryRowWriter(row);
+        private final BinaryRowDataSerializer rowSerializer = new BinaryRowDataSerializer(1);
+        private final DataOutputSerializer out = new DataOutputSerializer(256);
+
+        /** The field's value for the row {@code field} writes field 0 of. */
+        BinaryRawValueData<?> of(Consumer<BinaryRowWriter> field, String what) {
+            rowWriter.reset();
+            field.accept(rowWriter);
+            rowWriter.complete();
+            out.clear();
+            try {
+                rowSerializer.serialize(row, out);
+            } catch (IOException e) {
+                throw new UncheckedIOException("writing " + what, e);
+            }
+            return BinaryRawValueData.fromBytes(out.getCopyOfBuffer());
         }
-        return BinaryRawValueData.fromBytes(out.getCopyOfBuffer());
     }
 }
