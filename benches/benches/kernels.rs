@@ -4,8 +4,14 @@
 //! 4096-row bundles over 64 keys and over 1,000,000 keys (group ids drawn
 //! uniformly from 1M groups, state for all of them). Retracting
 //! specializations get bundles where every fourth row is a -U of the row
-//! before it. With `--features datafusion-compare`, DataFusion's own
-//! accumulator runs on the same bundles for MIN, MAX, SUM, COUNT and AVG.
+//! before it. For the insert-only FIRST_VALUE, LAST_VALUE and LISTAGG
+//! specializations the general boxed path (`general.rs`) runs on the same
+//! bundles (op `general`). With `--features datafusion-compare`,
+//! DataFusion's own accumulator runs on the same bundles for MIN, MAX, SUM,
+//! COUNT and AVG, and for FIRST_VALUE, LAST_VALUE (`first_value(x) IGNORE
+//! NULLS`, `last_value(x) IGNORE NULLS`) and LISTAGG (`string_agg(x, ',')`)
+//! over insert-only input (op `datafusion`, or `datafusion_adapter` where
+//! DataFusion runs its row accumulator per group).
 //!
 //! Bench ids are `<FUNCTION>/<specialization>/<op>/<keys>`, e.g.
 //! `MIN/MIN<INT>/insert_only/update/64keys`, so `-- MIN` filters by
@@ -15,13 +21,12 @@
 use std::time::Duration;
 
 use aggforge_benches::data::{type_for_row, BATCH_ROWS, FEW_KEYS, MANY_KEYS};
-#[cfg(feature = "datafusion-compare")]
-use aggforge_benches::kernel_input::Bundle;
-use aggforge_benches::kernel_input::{bundles, fresh, partials_of};
+use aggforge_benches::general::{Call, Function, GeneralByGroupId};
+use aggforge_benches::kernel_input::{bundles, fresh, partials_of, Bundle};
 use aggforge_runtime::registry::{self, Admission};
-use aggforge_runtime::types::Phase;
 #[cfg(feature = "datafusion-compare")]
-use aggforge_runtime::types::{InputMode, SqlType};
+use aggforge_runtime::types::SqlType;
+use aggforge_runtime::types::{InputMode, Phase};
 #[cfg(feature = "datafusion-compare")]
 use arrow_array::ArrayRef;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
@@ -93,11 +98,55 @@ fn bench_admission<M: criterion::measurement::Measurement>(
                 Err(e) => skipped.push(format!("{} merge {keys_label}: {e}", admission.name)),
             }
         }
+        general_side(group, admission, keys_label, &inputs, skipped);
         #[cfg(feature = "datafusion-compare")]
         datafusion_side(
             group, admission, arg, keys_label, num_keys, &inputs, skipped,
         );
     }
+}
+
+/// The general-path function the kernel suite compares `admission` with:
+/// insert-only, non-DISTINCT FIRST_VALUE, LAST_VALUE and LISTAGG.
+fn order_sensitive_function(admission: &Admission) -> Option<Function> {
+    if admission.input != InputMode::InsertOnly || admission.distinct {
+        return None;
+    }
+    match admission.function {
+        "FIRST_VALUE" => Some(Function::FirstValue),
+        "LAST_VALUE" => Some(Function::LastValue),
+        "LISTAGG" => Some(Function::ListAgg),
+        _ => None,
+    }
+}
+
+/// The general boxed path on the same bundles: per row a boxed scalar read
+/// from Arrow and a dynamically dispatched update of the group's box.
+fn general_side<M: criterion::measurement::Measurement>(
+    group: &mut BenchmarkGroup<'_, M>,
+    admission: &Admission,
+    keys_label: &str,
+    inputs: &[Bundle],
+    skipped: &mut Vec<String>,
+) {
+    let Some(function) = order_sensitive_function(admission) else {
+        return;
+    };
+    let mut general = GeneralByGroupId::new(vec![Call { function, arg: 0 }]);
+    if let Err(e) = general.update(&inputs[0].group_ids, &inputs[0].columns) {
+        skipped.push(format!("{} general {keys_label}: {e}", admission.name));
+        return;
+    }
+    group.bench_function(format!("{}/general/{keys_label}", admission.name), |b| {
+        let mut next = 0;
+        b.iter(|| {
+            let input = &inputs[next];
+            general
+                .update(&input.group_ids, &input.columns)
+                .expect("general update");
+            next = (next + 1) % inputs.len();
+        })
+    });
 }
 
 #[cfg(feature = "datafusion-compare")]
@@ -112,7 +161,6 @@ fn datafusion_side<M: criterion::measurement::Measurement>(
 ) {
     use aggforge_benches::data::arrow_type;
     use aggforge_benches::datafusion_compare as df;
-    use aggforge_benches::general::Function;
     if admission.input != InputMode::InsertOnly || admission.distinct {
         return;
     }
@@ -122,7 +170,10 @@ fn datafusion_side<M: criterion::measurement::Measurement>(
         "SUM" => Function::Sum,
         "COUNT" => Function::Count,
         "AVG" => Function::Avg,
-        _ => return,
+        _ => match order_sensitive_function(admission) {
+            Some(function) => function,
+            None => return,
+        },
     };
     let Some(ty) = arg else { return };
     match df::groups_accumulator(function, &arrow_type(&ty)) {

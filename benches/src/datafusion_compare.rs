@@ -1,22 +1,28 @@
 //! DataFusion's own group accumulators, built as DataFusion's planner
-//! builds them: the real MIN/MAX/SUM/COUNT/AVG UDAFs of
-//! `datafusion-functions-aggregate`, their `GroupsAccumulator` where the
-//! UDAF supports one for the input type, and otherwise DataFusion's
-//! `GroupsAccumulatorAdapter` over the row accumulator (as its
-//! aggregate operator falls back, e.g. for MIN/MAX over BOOLEAN).
+//! builds them: the real MIN/MAX/SUM/COUNT/AVG, FIRST_VALUE/LAST_VALUE and
+//! STRING_AGG UDAFs of `datafusion-functions-aggregate`, their
+//! `GroupsAccumulator` where the UDAF supports one for the call, and
+//! otherwise DataFusion's `GroupsAccumulatorAdapter` over the row
+//! accumulator (as its aggregate operator falls back, e.g. for MIN/MAX over
+//! BOOLEAN, and for FIRST_VALUE/LAST_VALUE without ORDER BY).
+//!
+//! Flink's LISTAGG(x) is run as `string_agg(x, ',')`: StringAgg reads its
+//! delimiter from the call's second expression, which must be a
+//! [`Literal`], at accumulator creation, and ignores the second argument
+//! column after that.
 
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, FieldRef, Schema};
-use datafusion_common::Result;
+use datafusion_common::{Result, ScalarValue};
 use datafusion_expr_common::groups_accumulator::{EmitTo, GroupsAccumulator};
-use datafusion_functions_aggregate::{average, count, min_max, sum};
+use datafusion_functions_aggregate::{average, count, first_last, min_max, string_agg, sum};
 use datafusion_functions_aggregate_common::accumulator::AccumulatorArgs;
-use datafusion_physical_expr::expressions::Column;
+use datafusion_physical_expr::expressions::{Column, Literal};
 use datafusion_physical_expr::{GroupsAccumulatorAdapter, PhysicalExpr};
 
-use crate::general::Function;
+use crate::general::{Function, LISTAGG_SEPARATOR};
 
 /// Everything an `AccumulatorArgs` borrows, owned.
 struct CallShape {
@@ -26,6 +32,7 @@ struct CallShape {
     fields: Vec<FieldRef>,
     return_field: FieldRef,
     distinct: bool,
+    ignore_nulls: bool,
 }
 
 impl CallShape {
@@ -36,17 +43,35 @@ impl CallShape {
             Function::Sum => sum::sum_udaf(),
             Function::Count => count::count_udaf(),
             Function::Avg => average::avg_udaf(),
+            Function::FirstValue => first_last::first_value_udaf(),
+            Function::LastValue => first_last::last_value_udaf(),
+            Function::ListAgg => string_agg::string_agg_udaf(),
         };
         let field: FieldRef = Arc::new(Field::new("v", input.clone(), true));
-        let fields = vec![field.clone()];
+        let mut fields = vec![field.clone()];
+        let mut exprs: Vec<Arc<dyn PhysicalExpr>> = vec![Arc::new(Column::new("v", 0))];
+        if function == Function::ListAgg {
+            // string_agg(v, ','): StringAgg downcasts its second expression
+            // to a Literal to read the delimiter.
+            let delimiter = ScalarValue::Utf8(Some(LISTAGG_SEPARATOR.to_string()));
+            exprs.push(Arc::new(Literal::new(delimiter)));
+            fields.push(Arc::new(Field::new("delimiter", DataType::Utf8, false)));
+        }
         let return_field = udaf.return_field(&fields)?;
         Ok(CallShape {
             udaf,
             schema: Schema::new(vec![field]),
-            exprs: vec![Arc::new(Column::new("v", 0))],
+            exprs,
             fields,
             return_field,
             distinct,
+            // DataFusion's first_value/last_value without ORDER BY keep the
+            // first/last row seen, NULL or not (`ignore_nulls` is false
+            // unless the SQL says IGNORE NULLS). Flink's FIRST_VALUE and
+            // LAST_VALUE skip NULLs, so these calls are built as
+            // `first_value(v) IGNORE NULLS` / `last_value(v) IGNORE NULLS`.
+            // Every other function keeps DataFusion's default.
+            ignore_nulls: matches!(function, Function::FirstValue | Function::LastValue),
         })
     }
 
@@ -54,7 +79,7 @@ impl CallShape {
         AccumulatorArgs {
             return_field: self.return_field.clone(),
             schema: &self.schema,
-            ignore_nulls: false,
+            ignore_nulls: self.ignore_nulls,
             order_bys: &[],
             is_reversed: false,
             name: self.udaf.name(),
@@ -78,10 +103,12 @@ pub fn coerced_type(function: Function, input: &DataType) -> DataType {
     }
 }
 
-/// Casts argument columns as DataFusion's planner would before `function`
-/// (see [`coerced_type`]); benches do this once, outside the timing.
+/// The argument arrays DataFusion's aggregate operator hands `function`'s
+/// accumulator: the columns cast as its planner would (see
+/// [`coerced_type`]), and for LISTAGG the delimiter literal evaluated to a
+/// column of the batch's length; benches do this once, outside the timing.
 pub fn coerce(function: Function, columns: &[ArrayRef]) -> Result<Vec<ArrayRef>> {
-    columns
+    let mut arrays = columns
         .iter()
         .map(|c| {
             let target = coerced_type(function, c.data_type());
@@ -91,7 +118,13 @@ pub fn coerce(function: Function, columns: &[ArrayRef]) -> Result<Vec<ArrayRef>>
                 Ok(datafusion_common::arrow::compute::cast(c, &target)?)
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    if function == Function::ListAgg {
+        let rows = columns.first().map_or(0, |c| c.len());
+        let delimiter = ScalarValue::Utf8(Some(LISTAGG_SEPARATOR.to_string()));
+        arrays.push(delimiter.to_array_of_size(rows)?);
+    }
+    Ok(arrays)
 }
 
 /// DataFusion's group accumulator for `function` over a column of
@@ -176,6 +209,42 @@ mod tests {
                     assert_eq!(ours, theirs, "{ty} {function:?} group {group}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn datafusion_first_last_string_agg_agree_with_the_general_path() {
+        let cases = [
+            (Function::FirstValue, "BIGINT", false),
+            (Function::LastValue, "BIGINT", false),
+            (Function::FirstValue, "VARCHAR", false),
+            (Function::LastValue, "VARCHAR", false),
+            (Function::ListAgg, "VARCHAR", true),
+        ];
+        for (function, ty, want_native) in cases {
+            let ty = SqlType::of(ty);
+            let stream = Stream::new(&[ty], FEW_KEYS, 3, 29);
+            let (mut df, native) = groups_accumulator(function, &arrow_type(&ty)).unwrap();
+            assert_eq!(native, want_native, "{ty} {function:?}");
+            let mut general = GeneralByGroupId::new(vec![Call { function, arg: 0 }]);
+            for (g, cols) in stream.groupings.iter().zip(&stream.columns) {
+                let input = coerce(function, cols).unwrap();
+                update(df.as_mut(), &input, &g.group_indices, FEW_KEYS).unwrap();
+                general.update(&g.group_ids, cols).unwrap();
+            }
+            let result = evaluate_all(df.as_mut()).unwrap();
+            // string_agg returns LargeUtf8; the general path reads Utf8.
+            let result =
+                datafusion_common::arrow::compute::cast(&result, &arrow_type(&ty)).unwrap();
+            assert_eq!(result.len(), FEW_KEYS);
+            let mut non_null = 0;
+            for group in 0..FEW_KEYS {
+                let theirs = Scalar::from_array(&result, group).unwrap();
+                let ours = general.results(group as u32).unwrap().unwrap().remove(0);
+                non_null += usize::from(!ours.is_null());
+                assert_eq!(theirs, ours, "{ty} {function:?} group {group}");
+            }
+            assert!(non_null > FEW_KEYS / 2, "{ty} {function:?}: mostly NULL");
         }
     }
 

@@ -5,6 +5,8 @@
 //! scalars too, looked up in one hash map per operator that holds a `Vec`
 //! of boxed accumulators per group.
 
+mod values;
+
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -18,6 +20,8 @@ use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::data::{TIMESTAMP_MILLIS_FIELD, TIMESTAMP_NANOS_FIELD};
+
+pub use values::{FirstValue, LastValue, ListAgg, LISTAGG_SEPARATOR};
 
 /// One boxed SQL value.
 #[derive(Debug, Clone)]
@@ -312,6 +316,13 @@ pub enum Function {
     Count,
     /// AVG(x).
     Avg,
+    /// FIRST_VALUE(x) over insert-only input: the first non-NULL value.
+    FirstValue,
+    /// LAST_VALUE(x) over insert-only input: the latest non-NULL value.
+    LastValue,
+    /// LISTAGG(x) over insert-only input: the non-NULL strings joined by
+    /// [`LISTAGG_SEPARATOR`].
+    ListAgg,
 }
 
 impl Function {
@@ -329,6 +340,9 @@ impl Function {
             Function::Sum => Box::<Sum>::default(),
             Function::Count => Box::<Count>::default(),
             Function::Avg => Box::<Avg>::default(),
+            Function::FirstValue => Box::<FirstValue>::default(),
+            Function::LastValue => Box::<LastValue>::default(),
+            Function::ListAgg => Box::<ListAgg>::default(),
         }
     }
 }
@@ -464,7 +478,7 @@ mod tests {
     use super::*;
     use crate::data::{argument_column, key_of_group, Stream, FEW_KEYS};
     use aggforge_runtime::types::SqlType;
-    use arrow_array::{Decimal128Array, Int32Array, Int64Array};
+    use arrow_array::{Decimal128Array, Int32Array, Int64Array, StringArray};
     use std::sync::Arc;
 
     fn all_calls() -> Vec<Call> {
@@ -507,6 +521,85 @@ mod tests {
             agg.results(&Int64(3)).unwrap().unwrap(),
             vec![Null, Null, Null, Int64(0), Null]
         );
+    }
+
+    #[test]
+    fn folds_first_last_listagg_per_key() {
+        let keys: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 1, 1, 2, 3, 1]));
+        let numbers: ArrayRef = Arc::new(Int64Array::from(vec![
+            None,
+            Some(4),
+            Some(8),
+            Some(-2),
+            None,
+            None,
+            None,
+        ]));
+        let strings: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("a"),
+            None,
+            None,
+            Some(""),
+            Some("q"),
+            None,
+            Some("c"),
+        ]));
+        let calls = [
+            (Function::FirstValue, 0),
+            (Function::LastValue, 0),
+            (Function::FirstValue, 1),
+            (Function::LastValue, 1),
+            (Function::ListAgg, 1),
+        ]
+        .iter()
+        .map(|&(function, arg)| Call { function, arg })
+        .collect();
+        let mut agg = GeneralAggregator::new(calls);
+        agg.update(&keys, &[numbers, strings]).unwrap();
+        use Scalar::*;
+        let text = |s: &str| Utf8(s.to_string());
+        assert_eq!(
+            agg.results(&Int64(1)).unwrap().unwrap(),
+            vec![Int64(8), Int64(-2), text("a"), text("c"), text("a,,c")]
+        );
+        assert_eq!(
+            agg.results(&Int64(2)).unwrap().unwrap(),
+            vec![Int64(4), Int64(4), text("q"), text("q"), text("q")]
+        );
+        assert_eq!(
+            agg.results(&Int64(3)).unwrap().unwrap(),
+            vec![Null, Null, Null, Null, Null]
+        );
+    }
+
+    #[test]
+    fn first_last_listagg_match_a_direct_fold_of_the_bench_stream() {
+        let stream = Stream::new(&[SqlType::of("VARCHAR")], FEW_KEYS, 3, 23);
+        let functions = [Function::FirstValue, Function::LastValue, Function::ListAgg];
+        let calls = functions.iter().map(|&function| Call { function, arg: 0 });
+        let mut by_id = GeneralByGroupId::new(calls.collect());
+        let mut expected: Vec<Vec<&str>> = vec![Vec::new(); FEW_KEYS];
+        for (grouping, columns) in stream.groupings.iter().zip(&stream.columns) {
+            by_id.update(&grouping.group_ids, columns).unwrap();
+            let strings = columns[0].as_string::<i32>();
+            for (row, &group) in grouping.group_ids.iter().enumerate() {
+                if strings.is_valid(row) {
+                    expected[group as usize].push(strings.value(row));
+                }
+            }
+        }
+        for (group, values) in expected.iter().enumerate() {
+            let want = match (values.first(), values.last()) {
+                (Some(first), Some(last)) => vec![
+                    Scalar::Utf8(first.to_string()),
+                    Scalar::Utf8(last.to_string()),
+                    Scalar::Utf8(values.join(LISTAGG_SEPARATOR)),
+                ],
+                _ => vec![Scalar::Null; 3],
+            };
+            let got = by_id.results(group as u32).unwrap().unwrap();
+            assert_eq!(got, want, "group {group}");
+        }
     }
 
     #[test]
