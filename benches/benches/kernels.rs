@@ -61,7 +61,12 @@ fn bench_admission<M: criterion::measurement::Measurement>(
         let runs_raw_rows =
             admission.phases.contains(&Phase::Single) || admission.phases.contains(&Phase::Local);
         if runs_raw_rows {
-            match fresh(admission, arg.as_ref(), num_keys).and_then(|mut acc| {
+            let phase = if admission.phases.contains(&Phase::Single) {
+                Phase::Single
+            } else {
+                Phase::Local
+            };
+            match fresh(admission, arg.as_ref(), phase, num_keys).and_then(|mut acc| {
                 acc.update(&inputs[0].update()).map_err(|e| e.to_string())?;
                 Ok(acc)
             }) {
@@ -79,7 +84,7 @@ fn bench_admission<M: criterion::measurement::Measurement>(
         }
         if admission.phases.contains(&Phase::Global) {
             let prepared = partials_of(admission, arg.as_ref(), &inputs).and_then(|partials| {
-                let mut acc = fresh(admission, arg.as_ref(), num_keys)?;
+                let mut acc = fresh(admission, arg.as_ref(), Phase::Global, num_keys)?;
                 acc.merge(&partials[0], &inputs[0].group_ids)
                     .map_err(|e| e.to_string())?;
                 Ok((acc, partials))

@@ -6,7 +6,7 @@
 
 use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
 use aggforge_runtime::registry::Admission;
-use aggforge_runtime::types::{InputMode, SqlType};
+use aggforge_runtime::types::{InputMode, Phase, SqlType};
 use arrow_array::ArrayRef;
 
 use crate::data::{with_retractions, Stream, BATCH_ROWS};
@@ -85,7 +85,9 @@ pub fn partials_of(
     inputs
         .iter()
         .map(|b| {
-            let mut local = admission.create(arg).map_err(|e| e.to_string())?;
+            let mut local = admission
+                .create_call(arg.copied().as_slice(), Phase::Local)
+                .map_err(|e| e.to_string())?;
             local.resize(BATCH_ROWS);
             local
                 .update(&BatchUpdate {
@@ -98,13 +100,17 @@ pub fn partials_of(
         .collect()
 }
 
-/// A fresh accumulator of the admission holding `num_keys` groups.
+/// A fresh accumulator of the admission in `phase`, holding `num_keys`
+/// groups.
 pub fn fresh(
     admission: &Admission,
     arg: Option<&SqlType>,
+    phase: Phase,
     num_keys: usize,
 ) -> Result<Box<dyn GroupAccumulator>, String> {
-    let mut acc = admission.create(arg).map_err(|e| e.to_string())?;
+    let mut acc = admission
+        .create_call(arg.copied().as_slice(), phase)
+        .map_err(|e| e.to_string())?;
     acc.resize(num_keys);
     Ok(acc)
 }

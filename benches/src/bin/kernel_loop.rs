@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use aggforge_benches::data::{type_for_row, FEW_KEYS};
 use aggforge_benches::kernel_input::{bundles, fresh, partials_of};
 use aggforge_runtime::registry;
+use aggforge_runtime::types::Phase;
 
 /// Bundles the loop cycles through (the kernel suite's 64-key setting).
 const BUNDLES: usize = 4;
@@ -29,7 +30,12 @@ fn run(name: &str, op: &str, count: usize) -> Result<(), String> {
         None => None,
     };
     let inputs = bundles(admission, arg, FEW_KEYS, BUNDLES)?;
-    let mut acc = fresh(admission, arg.as_ref(), FEW_KEYS)?;
+    let phase = match op {
+        "merge" => Phase::Global,
+        _ if admission.phases.contains(&Phase::Single) => Phase::Single,
+        _ => Phase::Local,
+    };
+    let mut acc = fresh(admission, arg.as_ref(), phase, FEW_KEYS)?;
     match op {
         "update" => {
             for n in 0..count {
