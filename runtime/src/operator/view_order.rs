@@ -39,6 +39,7 @@ use arrow_array::{
     Array, ArrayRef, Decimal128Array, Float32Array, Float64Array, ListArray, StringArray,
 };
 use arrow_schema::DataType;
+use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
 
 use super::input::{call_rows, Input};
@@ -215,10 +216,18 @@ impl OrderedView {
             return;
         }
         let next = self.keys.len() as u32;
-        let entry = *self.index.entry((g, key.clone())).or_insert(next);
+        // The key is copied only when it is new to the group's view.
+        let entry = match self.index.entry((g, key)) {
+            Entry::Occupied(known) => *known.get(),
+            Entry::Vacant(new) => {
+                let key = new.key().1.clone();
+                new.insert(next);
+                self.heap += 2 * key.heap();
+                self.keys.push(key);
+                next
+            }
+        };
         if entry == next {
-            self.heap += 2 * key.heap();
-            self.keys.push(key);
             self.bits.extend(std::iter::repeat_n(0, self.words));
             if self.entries.len() <= g as usize {
                 self.entries.resize_with(g as usize + 1, Vec::new);
