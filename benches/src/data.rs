@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use aggforge_runtime::sql_type::LIST_ITEM;
 use aggforge_runtime::types::{Layout, ParamKind, SqlType};
 use arrow_array::builder::{BooleanBufferBuilder, StringBuilder};
 use arrow_array::types::{
@@ -11,9 +12,10 @@ use arrow_array::types::{
     Int8Type, Time32MillisecondType, TimestampMillisecondType,
 };
 use arrow_array::{
-    ArrayRef, ArrowPrimitiveType, BooleanArray, Int32Array, Int64Array, PrimitiveArray, StructArray,
+    ArrayRef, ArrowPrimitiveType, BooleanArray, Int32Array, Int64Array, ListArray, PrimitiveArray,
+    StructArray,
 };
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields};
 
 /// Rows in one bundle, as Flink's mini-batch hands them over.
@@ -92,7 +94,8 @@ pub fn bench_types() -> Vec<SqlType> {
 /// itself: a decimal row is DECIMAL(10, 2) when its carrier is 64-bit
 /// (max precision <= 18) and DECIMAL(20, 3) otherwise; a precision row
 /// takes its largest precision (TIME(3), TIMESTAMP(3), TIMESTAMP(9)); a
-/// length family its alias (VARCHAR is STRING) or length 10 (CHAR(10)).
+/// length family its alias (VARCHAR is STRING) or length 10 (CHAR(10));
+/// ARRAY is ARRAY<BIGINT>.
 pub fn type_for_row(row: &str) -> Option<SqlType> {
     let info = aggforge_runtime::sql_type::type_rows()
         .iter()
@@ -111,6 +114,7 @@ pub fn type_for_row(row: &str) -> Option<SqlType> {
             None => format!("{name}(10)"),
         },
         ParamKind::None | ParamKind::Ignored => name.to_string(),
+        ParamKind::Element => format!("{name}<BIGINT>"),
     };
     text.parse().ok()
 }
@@ -248,7 +252,26 @@ pub fn argument_column(sql: &SqlType, rows: usize, seed: u64) -> ArrayRef {
             }
             Arc::new(builder.finish())
         }
-        Layout::List => panic!("{sql} is not an argument type: arguments are types.toml rows"),
+        // ARRAY<T>: 0 to 3 elements of T's column, NULL arrays like the
+        // other layouts' NULLs (elements keep their own NULLs).
+        Layout::List => {
+            let element = sql.element().expect("a List column is an ARRAY");
+            let mut offsets = Vec::with_capacity(rows + 1);
+            offsets.push(0i32);
+            for _ in 0..rows {
+                let last = *offsets.last().expect("starts with 0");
+                offsets.push(last + rng.below(4) as i32);
+            }
+            let total = *offsets.last().expect("one per row") as usize;
+            let items = argument_column(&element, total, rng.next_u64());
+            let item = Arc::new(Field::new(LIST_ITEM, items.data_type().clone(), true));
+            Arc::new(ListArray::new(
+                item,
+                OffsetBuffer::new(offsets.into()),
+                items,
+                Some(validity(rng, rows)),
+            ))
+        }
     }
 }
 

@@ -58,6 +58,8 @@ pub enum Access {
     Timestamp,
     /// `StringArray`, values borrowed as bytes.
     Utf8,
+    /// `ListArray`, each value carried as its `arrow-row` bytes.
+    List,
 }
 
 /// MIN/MAX comparison rule, as Flink's generated code compares.
@@ -73,6 +75,8 @@ pub enum Order {
     Bytes,
     /// Milliseconds, then nano-of-millisecond.
     Timestamp,
+    /// No MIN/MAX order: the row's values only compare for equality.
+    None,
 }
 
 /// Result equality used to suppress unchanged results.
@@ -110,6 +114,8 @@ pub enum ParamKind {
     Length,
     /// Any parameters, none of which changes the carrier.
     Ignored,
+    /// `<T>`: a type constructor over the other families (`ARRAY<T>`).
+    Element,
 }
 
 /// One `[[family]]` table of `types.toml`: a SQL type family as Flink

@@ -43,6 +43,9 @@ pub enum ParamKind {
     },
     /// Any parameters; none changes the carrier, so none is kept.
     Ignored,
+    /// `<T>`: a constructor over the other families (`ARRAY<T>`), which
+    /// keeps its element type.
+    Element,
 }
 
 /// One `[[family]]` of `types.toml`.
@@ -91,8 +94,7 @@ pub enum Layout {
     /// `Utf8`
     Utf8,
     /// `List`: an `ARRAY<T>` column, a list of `T`'s layout with nullable
-    /// items named `item`. Not a `types.toml` layout: ARRAY is a type
-    /// constructor over the rows (group keys only, so far).
+    /// items named `item`.
     List,
 }
 
@@ -153,14 +155,14 @@ impl Layout {
 /// Arrow names it `$data$`, which readers accept).
 pub const LIST_ITEM: &str = "item";
 
-/// The family of `ARRAY<T>` types: a constructor over the families of
-/// `types.toml`, not one of them.
-static ARRAY_FAMILY: Family = Family {
-    name: "ARRAY",
-    spellings: &["ARRAY"],
-    params: ParamKind::None,
-    aliases: &[],
-};
+/// The family of `ARRAY<T>` types: the one `[[family]]` of `types.toml`
+/// with `params = "element"`.
+fn array_family() -> &'static Family {
+    families()
+        .iter()
+        .find(|f| f.params == ParamKind::Element)
+        .expect("types.toml declares the ARRAY family (params = \"element\")")
+}
 
 /// The one `'static` copy of `ty`, so an `ARRAY<T>` can hold its element
 /// type and stay `Copy`. Element types are bounded by the families and
@@ -210,6 +212,14 @@ impl TypeRowInfo {
             ParamKind::Precision { default, .. } => (Some(high.unwrap_or(default)), None, None),
             ParamKind::Length { .. } => (None, None, Some(4)),
             ParamKind::None | ParamKind::Ignored => (None, None, None),
+            ParamKind::Element => {
+                let element = type_rows()
+                    .iter()
+                    .find(|row| row.family != self.family)
+                    .expect("types.toml has rows besides ARRAY")
+                    .example();
+                return SqlType::array_of(element);
+            }
         };
         SqlType {
             family,
@@ -277,7 +287,7 @@ impl SqlType {
     /// `ARRAY<element>`.
     pub fn array_of(element: SqlType) -> SqlType {
         SqlType {
-            family: &ARRAY_FAMILY,
+            family: array_family(),
             precision: None,
             scale: None,
             length: None,
@@ -291,8 +301,14 @@ impl SqlType {
     }
 
     /// The `types.toml` row this type falls in: the first row whose family
-    /// matches and whose precision range (if any) holds it.
+    /// matches and whose precision range (if any) holds it; an `ARRAY<T>`
+    /// only when a row other than ARRAY's own covers `T` (no nesting).
     pub fn type_row(&self) -> Option<&'static TypeRowInfo> {
+        if let Some(element) = self.element {
+            if element.element.is_some() || element.type_row().is_none() {
+                return None;
+            }
+        }
         type_rows().iter().find(|row| {
             row.family == self.family.name
                 && row.precision.is_none_or(|(low, high)| {
@@ -304,10 +320,7 @@ impl SqlType {
     /// The Arrow layout of this type's columns, if a type row covers it
     /// (for `ARRAY<T>`: `List` when a type row covers `T`).
     pub fn layout(&self) -> Option<Layout> {
-        match self.element {
-            Some(element) => element.type_row().map(|_| Layout::List),
-            None => self.type_row().map(|row| row.layout),
-        }
+        self.type_row().map(|row| row.layout)
     }
 
     /// The Arrow type of this type's columns, if a type row covers it.
@@ -400,6 +413,9 @@ impl FromStr for SqlType {
             element: None,
         };
         for family in families() {
+            if family.params == ParamKind::Element {
+                continue;
+            }
             if let Some((_, length)) = family.aliases.iter().find(|(a, _)| *a == words) {
                 if !params.is_empty() {
                     return Err(bad());
@@ -411,11 +427,12 @@ impl FromStr for SqlType {
         }
         let family = families()
             .iter()
-            .find(|f| f.spellings.contains(&words.as_str()))
+            .find(|f| f.params != ParamKind::Element && f.spellings.contains(&words.as_str()))
             .ok_or_else(bad)?;
         ty.family = family;
         match (family.params, params.as_slice()) {
             (ParamKind::None, []) | (ParamKind::Ignored, _) => {}
+            (ParamKind::Element, _) => return Err(bad()),
             (ParamKind::Precision { default, .. }, []) => ty.precision = Some(default),
             (ParamKind::Precision { max, .. }, [p]) if (0..=max as i64).contains(p) => {
                 ty.precision = Some(*p as u8)
@@ -458,7 +475,7 @@ mod tests {
         assert_eq!(SqlType::of("STRING").to_string(), "STRING");
         assert_eq!(SqlType::of("VARCHAR(2147483647)").to_string(), "STRING");
         assert_eq!(SqlType::of("VARCHAR(10)").length(), Some(10));
-        for family in families() {
+        for family in families().iter().filter(|f| f.params != ParamKind::Element) {
             let ty: SqlType = family.spellings[0].parse().unwrap();
             assert_eq!(
                 ty.to_string().parse::<SqlType>().unwrap(),
@@ -496,7 +513,9 @@ mod tests {
         assert_eq!(ints, SqlType::of("array<int>"));
         assert_eq!(ints.to_string(), "ARRAY<INT>");
         assert_eq!(ints.layout(), Some(Layout::List));
-        assert_eq!(ints.type_row(), None);
+        assert_eq!(ints.type_row().map(|row| row.name), Some("ARRAY"));
+        let nested = SqlType::array_of(ints);
+        assert_eq!((nested.type_row(), nested.layout()), (None, None));
         assert_eq!(
             ints.data_type(),
             Some(DataType::List(Arc::new(Field::new(

@@ -94,6 +94,7 @@ fn family_info(family: &Family) -> TokenStream {
     let params = match family.params {
         ParamKind::None => quote!(crate::types::ParamKind::None),
         ParamKind::Ignored => quote!(crate::types::ParamKind::Ignored),
+        ParamKind::Element => quote!(crate::types::ParamKind::Element),
         ParamKind::Precision => {
             let (default, max) = (default as u8, max as u8);
             quote!(crate::types::ParamKind::Precision { default: #default, max: #max })

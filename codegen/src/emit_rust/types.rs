@@ -74,6 +74,10 @@ pub(crate) fn row_column(row: &TypeRow) -> Result<ColumnType, EmitError> {
             quote!(crate::kernel::timestamp_struct_type()),
         ),
         Access::Utf8 => (quote!(crate::kernel::Utf8), quote!(DataType::Utf8)),
+        Access::List => (
+            quote!(crate::kernel::ListBytes),
+            quote!(crate::kernel::list_type(arg)?),
+        ),
     };
     Ok(ColumnType {
         binding,

@@ -12,16 +12,17 @@ use super::suggest::unknown_name;
 use super::type_expr::is_row_name;
 
 /// Spellings of parameter kinds.
-const PARAM_KINDS: [(&str, ParamKind); 5] = [
+const PARAM_KINDS: [(&str, ParamKind); 6] = [
     ("none", ParamKind::None),
     ("precision", ParamKind::Precision),
     ("decimal", ParamKind::Decimal),
     ("length", ParamKind::Length),
     ("ignored", ParamKind::Ignored),
+    ("element", ParamKind::Element),
 ];
 
 /// Flink's internal value classes (what `RowData` reads a field as).
-pub(crate) const INTERNALS: [&str; 10] = [
+pub(crate) const INTERNALS: [&str; 11] = [
     "byte",
     "short",
     "int",
@@ -32,6 +33,7 @@ pub(crate) const INTERNALS: [&str; 10] = [
     "decimal",
     "timestamp",
     "string",
+    "array",
 ];
 
 /// Largest precision a `precision` family may declare (the runtime keeps
@@ -223,12 +225,12 @@ fn check_bounds(
         ParamKind::Precision => (0, MAX_FRACTIONAL, "precision"),
         ParamKind::Decimal => (1, MAX_DECIMAL, "precision"),
         ParamKind::Length => (1, MAX_LENGTH, "length"),
-        ParamKind::None | ParamKind::Ignored => {
+        ParamKind::None | ParamKind::Ignored | ParamKind::Element => {
             for field in [&raw.default, &raw.max].into_iter().flatten() {
                 errors.push(SpecError::new(
                     source.location(&field.span()),
-                    "this family's parameters are `none` or `ignored`, so it has no default or max; \
-                     remove the field",
+                    "this family's parameters are `none`, `ignored` or `element`, so it has no \
+                     default or max; remove the field",
                 ));
             }
             return None;

@@ -33,20 +33,22 @@ pub(crate) const CARRIERS: [(&str, Carrier); 10] = [
     ("bytes", Carrier::Bytes),
 ];
 
-const ACCESSES: [(&str, Access); 5] = [
+const ACCESSES: [(&str, Access); 6] = [
     ("primitive", Access::Primitive),
     ("boolean", Access::Boolean),
     ("decimal", Access::Decimal),
     ("timestamp", Access::Timestamp),
     ("utf8", Access::Utf8),
+    ("list", Access::List),
 ];
 
-const ORDERS: [(&str, Order); 5] = [
+const ORDERS: [(&str, Order); 6] = [
     ("primitive", Order::Primitive),
     ("signed", Order::Signed),
     ("boolean", Order::Boolean),
     ("bytes", Order::Bytes),
     ("timestamp", Order::Timestamp),
+    ("none", Order::None),
 ];
 
 const EQUALITIES: [(&str, Equality); 2] = [
@@ -65,7 +67,7 @@ const NUMERICS: [(&str, Numeric); 4] = [
 /// (spelling, access, carriers, largest precision it holds, the Flink
 /// internal value class it carries).
 #[allow(clippy::type_complexity)]
-pub(crate) const ARROWS: [(&str, Access, &[Carrier], Option<i64>, &str); 13] = [
+pub(crate) const ARROWS: [(&str, Access, &[Carrier], Option<i64>, &str); 14] = [
     ("Int8", Access::Primitive, &[Carrier::I8], None, "byte"),
     ("Int16", Access::Primitive, &[Carrier::I16], None, "short"),
     ("Int32", Access::Primitive, &[Carrier::I32], None, "int"),
@@ -115,6 +117,7 @@ pub(crate) const ARROWS: [(&str, Access, &[Carrier], Option<i64>, &str); 13] = [
         "boolean",
     ),
     ("Utf8", Access::Utf8, &[Carrier::Bytes], None, "string"),
+    ("List", Access::List, &[Carrier::Bytes], None, "array"),
 ];
 
 /// One Arrow layout row of [`ARROWS`].
@@ -160,8 +163,12 @@ fn decimal_digits(carrier: Carrier) -> i64 {
     }
 }
 
-/// The MIN/MAX order a carrier needs.
-fn order_for(carrier: Carrier) -> Order {
+/// The MIN/MAX order a carrier needs (none for list access: an ARRAY's
+/// encoded bytes order nothing Flink orders).
+fn order_for(carrier: Carrier, access: Option<Access>) -> Order {
+    if access == Some(Access::List) {
+        return Order::None;
+    }
     match carrier {
         Carrier::I8 | Carrier::I16 | Carrier::I32 | Carrier::I64 | Carrier::I128 => Order::Signed,
         Carrier::F32 | Carrier::F64 => Order::Primitive,
@@ -298,14 +305,14 @@ pub(crate) fn check_rows(
         }
         // Carrier -> order and equality.
         if let (Some(carrier), Some(order)) = (&carrier, &order) {
-            let wanted = order_for(carrier.value);
+            let wanted = order_for(carrier.value, access.as_ref().map(|a| a.value));
             if order.value != wanted {
                 errors.push(SpecError::new(
                     order.at.clone(),
                     format!(
                         "order `{}` does not fit carrier `{}`; {} values compare with order = \"{}\" \
                          (primitive is Java `<` for f32/f64, signed for integers, boolean for bool, \
-                         bytes for bytes, timestamp for Timestamp)",
+                         bytes for bytes, timestamp for Timestamp, none for list access)",
                         spelling(&ORDERS, order.value),
                         carrier_text(carrier.value),
                         carrier_text(carrier.value),

@@ -299,7 +299,8 @@ where
                 groups.len()
             )));
         }
-        let values = R::Val::bind(lists.values(), name)?;
+        let values_column = R::Val::prepare(lists.values())?;
+        let values = R::Val::bind(&values_column, name)?;
         for &g in groups {
             super::group_index(g, self.groups.len(), name)?;
         }

@@ -344,7 +344,8 @@ impl<R: AvgRule> AvgState<R> {
                 self.sums.len()
             )));
         }
-        let sums_in = R::Sum::bind(sum_column, name)?;
+        let sums_in_column = R::Sum::prepare(sum_column)?;
+        let sums_in = R::Sum::bind(&sums_in_column, name)?;
         let counts_in = count_array(count_column, name)?;
         let counts = counts_in.values();
         let sum_nulls = sum_column.nulls().filter(|n| n.null_count() > 0);
@@ -420,7 +421,8 @@ impl<R: AvgRule> AvgState<R> {
                 state.len()
             )));
         };
-        let sums_in = R::Sum::bind(sum_column, name)?;
+        let sums_in_column = R::Sum::prepare(sum_column)?;
+        let sums_in = R::Sum::bind(&sums_in_column, name)?;
         let counts_in = count_array(count_column, name)?;
         for (i, &g) in groups.iter().enumerate() {
             let g = super::group_index(g, self.sums.len(), name)?;

@@ -25,6 +25,13 @@ pub trait Binding: 'static {
     /// A column bound for one batch (typed slices, no dyn dispatch per row).
     type Reader<'a>: Copy;
 
+    /// The column [`Binding::bind`] takes, from a column of this binding's
+    /// Arrow layout: the column itself, except where the binding reads an
+    /// encoding of it ([`super::ListBytes`]). Every bind site of a generic
+    /// binding prepares first.
+    fn prepare(column: &ArrayRef) -> Result<ArrayRef> {
+        Ok(column.clone())
+    }
     /// Downcasts `column`; [`AggError::Input`] when it is not this binding's
     /// physical type.
     fn bind<'a>(column: &'a ArrayRef, name: &str) -> Result<Self::Reader<'a>>;

@@ -102,7 +102,8 @@ where
         let [extremes, sizes, map] = partial.columns() else {
             return Err(bad("has not the three fields (extreme, mapSize, map)"));
         };
-        let extremes = R::Val::bind(extremes, name)?;
+        let extremes_column = R::Val::prepare(extremes)?;
+        let extremes = R::Val::bind(&extremes_column, name)?;
         let extreme_valid = partial.column(0).logical_nulls();
         let sizes = sizes
             .as_any()
@@ -118,7 +119,8 @@ where
         for &g in group_ids {
             super::group_index(g, self.groups.len(), name)?;
         }
-        let keys = R::Val::bind(key_column, name)?;
+        let keys_column = R::Val::prepare(key_column)?;
+        let keys = R::Val::bind(&keys_column, name)?;
         let key_at = |e: usize| {
             let mut value = Owned::<R>::default();
             R::Val::store(&mut value, R::Val::get(&keys, e));

@@ -17,6 +17,7 @@ pub mod concat;
 pub mod count;
 pub mod counted_partial;
 pub mod decimal;
+mod list_bytes;
 pub mod multiset;
 pub mod rows;
 pub mod single;
@@ -30,6 +31,7 @@ pub use avg::{AvgRule, AvgState};
 pub use bind::{Binding, Bool, Dec128, Dec64, Prim, Ts, Utf8};
 pub use concat::{Concat, Separators};
 pub use count::Counts;
+pub use list_bytes::{list_type, ListBytes};
 pub use multiset::{CountedExtremes, MultisetRule};
 pub use rows::Rows;
 pub use single::{SingleRule, SingleValues};
@@ -119,8 +121,10 @@ pub fn mark_changed_with<B: Binding>(
             changed.len()
         )));
     }
-    let a = B::bind(before, name)?;
-    let b = B::bind(after, name)?;
+    let a_column = B::prepare(before)?;
+    let a = B::bind(&a_column, name)?;
+    let b_column = B::prepare(after)?;
+    let b = B::bind(&b_column, name)?;
     for (i, flag) in changed.iter_mut().enumerate().take(before.len()) {
         let differs = match (before.is_valid(i), after.is_valid(i)) {
             (true, true) => !same(B::get(&a, i), B::get(&b, i)),
@@ -247,7 +251,9 @@ pub fn argument<'a>(
 
 /// Checks one column's type and length.
 pub fn check_column(column: &ArrayRef, expected: &DataType, len: usize, name: &str) -> Result<()> {
-    if column.data_type() != expected {
+    // equals_datatype: a list's item field may be named as the writer
+    // names it (Java's Arrow writes `$data$`).
+    if !column.data_type().equals_datatype(expected) {
         return Err(AggError::Input(format!(
             "{name}: expected a column of type {expected}, got {}",
             column.data_type()

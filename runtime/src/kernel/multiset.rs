@@ -504,13 +504,15 @@ where
                 state.len()
             )));
         };
-        let extreme_values = R::Val::bind(extremes, name)?;
+        let extreme_values_column = R::Val::prepare(extremes)?;
+        let extreme_values = R::Val::bind(&extreme_values_column, name)?;
         let sizes = sizes
             .as_any()
             .downcast_ref::<Int64Array>()
             .ok_or_else(|| AggError::Input(format!("{name}: map_size is not Int64")))?;
         let (offsets, key_column, counts) = read_counted_list(map, name)?;
-        let keys = R::Val::bind(key_column, name)?;
+        let keys_column = R::Val::prepare(key_column)?;
+        let keys = R::Val::bind(&keys_column, name)?;
         for (i, &g) in groups.iter().enumerate() {
             let g = super::group_index(g, self.groups.len(), name)?;
             let mut group = Group::default();

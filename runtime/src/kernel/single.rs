@@ -286,7 +286,8 @@ impl<R: SingleRule> SingleValues<R> {
         name: &str,
     ) -> Result<()> {
         let (values, counts) = Self::partial_columns(partials, name)?;
-        let reader = R::Val::bind(values, name)?;
+        let reader_column = R::Val::prepare(values)?;
+        let reader = R::Val::bind(&reader_column, name)?;
         for (j, &g) in groups.ids().iter().enumerate() {
             let g = g as usize;
             if self.failed.contains(&(g as u32)) {
@@ -369,7 +370,8 @@ impl<R: SingleRule> SingleValues<R> {
     /// first); a restored group is not failed.
     pub fn restore(&mut self, state: &[ArrayRef], groups: &[u32], name: &str) -> Result<()> {
         let (values, counts) = Self::partial_columns(state, name)?;
-        let reader = R::Val::bind(values, name)?;
+        let reader_column = R::Val::prepare(values)?;
+        let reader = R::Val::bind(&reader_column, name)?;
         for &g in groups {
             super::group_index(g, self.values.len(), name)?;
         }

@@ -305,7 +305,8 @@ impl<R: SlotRule> Slots<R> {
 
     /// Merges a partial column into the given groups.
     pub fn merge(&mut self, partial: &ArrayRef, group_ids: &[u32], name: &str) -> Result<()> {
-        let column = R::Acc::bind(partial, name)?;
+        let column_column = R::Acc::prepare(partial)?;
+        let column = R::Acc::bind(&column_column, name)?;
         let len = group_ids.len();
         let nulls = partial.nulls().filter(|n| n.null_count() > 0);
         let values = &mut self.values[..];
@@ -347,7 +348,8 @@ impl<R: SlotRule> Slots<R> {
     /// Sets the listed groups from a value column (as
     /// [`Slots::evaluate`] wrote it).
     pub fn restore(&mut self, column: &ArrayRef, groups: &[u32], name: &str) -> Result<()> {
-        let reader = R::Acc::bind(column, name)?;
+        let reader_column = R::Acc::prepare(column)?;
+        let reader = R::Acc::bind(&reader_column, name)?;
         for (i, &g) in groups.iter().enumerate() {
             let g = super::group_index(g, self.values.len(), name)?;
             if column.is_valid(i) {

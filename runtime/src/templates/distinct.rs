@@ -43,7 +43,7 @@ use arrow_array::ArrayRef;
 use arrow_schema::DataType;
 
 use super::distinct_view::{CellMode, SharedView, LEAVES};
-use super::{bind_argument, AccSpec, TemplateState};
+use super::{prepared_argument, AccSpec, TemplateState};
 use crate::accumulator::{BatchUpdate, DistinctRows, ViewHandle};
 use crate::error::{AggError, Result};
 use crate::kernel::multiset::{counted_list_type, read_counted_list};
@@ -248,7 +248,8 @@ impl<S: TemplateState, K: ViewKey> Distinct<S, K> {
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
     ) -> Result<DistinctRows> {
-        let (selected, values) = bind_argument::<K, RETRACTING>(spec, batch, self.inner.len())?;
+        let (selected, column) = prepared_argument::<K, RETRACTING>(spec, batch, self.inner.len())?;
+        let values = K::bind(&column, spec.name)?;
         let mut rows = self.lock().fold::<RETRACTING>(
             selected.groups.ids(),
             &values,
@@ -400,7 +401,8 @@ where
         let Some(first) = batches.first() else {
             return Ok(Vec::new());
         };
-        let (_, values) = bind_argument::<K, RETRACTING>(spec, first, groups)?;
+        let (_, column) = prepared_argument::<K, RETRACTING>(spec, first, groups)?;
+        let values = K::bind(&column, spec.name)?;
         let mut selected = Vec::with_capacity(batches.len());
         for batch in batches {
             let same = match (batch.args.first(), first.args.first()) {
@@ -416,7 +418,7 @@ where
                     spec.name
                 )));
             }
-            selected.push(bind_argument::<K, RETRACTING>(spec, batch, groups)?.0);
+            selected.push(prepared_argument::<K, RETRACTING>(spec, batch, groups)?.0);
         }
         let calls: Vec<(usize, &Rows)> = selected.iter().map(|s| &s.rows).enumerate().collect();
         let mut view = self.lock();
@@ -476,7 +478,8 @@ where
                 ids.len()
             )));
         }
-        let keys = K::bind(key_column, spec.name)?;
+        let keys_column = K::prepare(key_column)?;
+        let keys = K::bind(&keys_column, spec.name)?;
         let merged = self.lock().merge_call(
             self.call,
             (ids, offsets),
@@ -537,7 +540,8 @@ where
                 groups.len()
             )));
         }
-        let keys = K::bind(key_column, spec.name)?;
+        let keys_column = K::prepare(key_column)?;
+        let keys = K::bind(&keys_column, spec.name)?;
         // Check every list first, so a bad column changes nothing.
         self.lock()
             .check_lists(groups, offsets, &keys, counts, spec.name)?;

@@ -243,16 +243,17 @@ pub(crate) fn select<'a, const RETRACTING: bool>(
 }
 
 /// [`select`] for a template with one argument, which is checked against
-/// the specialization's Arrow type and bound once with binding `B`.
+/// the specialization's Arrow type and prepared for binding `B` (the
+/// caller binds it once: `B::bind(&column, spec.name)`).
 #[inline(always)]
-pub(crate) fn bind_argument<'a, B: Binding, const RETRACTING: bool>(
+pub(crate) fn prepared_argument<'a, B: Binding, const RETRACTING: bool>(
     spec: &AccSpec,
     batch: &BatchUpdate<'a>,
     num_groups: usize,
-) -> Result<(Selected<'a>, B::Reader<'a>)> {
+) -> Result<(Selected<'a>, ArrayRef)> {
     let column = crate::kernel::argument(batch, 0, spec.arg_type()?, spec.name)?;
     let selected = select::<RETRACTING>(spec, batch, num_groups, Some(column))?;
-    Ok((selected, B::bind(column, spec.name)?))
+    Ok((selected, B::prepare(column)?))
 }
 
 /// One aggregate call's accumulator: a template's state and the spec it

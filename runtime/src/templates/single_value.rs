@@ -80,7 +80,8 @@ where
         batch: &BatchUpdate<'_>,
     ) -> Result<()> {
         let (selected, column) = rows::<RETRACTING>(spec, batch, self.len())?;
-        let values = R::Val::bind(column, spec.name)?;
+        let values_column = R::Val::prepare(column)?;
+        let values = R::Val::bind(&values_column, spec.name)?;
         SingleValues::update(
             self,
             values,
@@ -99,7 +100,8 @@ where
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
         let (selected, column) = rows::<RETRACTING>(spec, batch, self.len())?;
-        let values = R::Val::bind(column, spec.name)?;
+        let values_column = R::Val::prepare(column)?;
+        let values = R::Val::bind(&values_column, spec.name)?;
         SingleValues::update_traced(
             self,
             values,

@@ -8,7 +8,7 @@
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
 
-use super::{bind_argument, select, AccSpec, TemplateState};
+use super::{prepared_argument, select, AccSpec, TemplateState};
 use crate::accumulator::BatchUpdate;
 use crate::error::{AggError, Result};
 use crate::kernel::multiset::JavaOrd;
@@ -60,7 +60,8 @@ where
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
     ) -> Result<()> {
-        let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
+        let (selected, column) = prepared_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
+        let values = R::In::bind(&column, spec.name)?;
         match selected.kinds {
             Some(kinds) => {
                 Slots::update_signed(self, values, &selected.rows, &selected.groups, kinds)
@@ -76,7 +77,8 @@ where
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
-        let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
+        let (selected, column) = prepared_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
+        let values = R::In::bind(&column, spec.name)?;
         Slots::update_traced(
             self,
             values,
@@ -140,7 +142,8 @@ where
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
     ) -> Result<()> {
-        let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
+        let (selected, column) = prepared_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
+        let values = R::In::bind(&column, spec.name)?;
         match selected.kinds {
             Some(kinds) => {
                 AvgState::update_signed(self, values, &selected.rows, &selected.groups, kinds)
@@ -156,7 +159,8 @@ where
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
-        let (selected, values) = bind_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
+        let (selected, column) = prepared_argument::<R::In, RETRACTING>(spec, batch, self.len())?;
+        let values = R::In::bind(&column, spec.name)?;
         AvgState::update_traced(
             self,
             values,
@@ -353,8 +357,9 @@ macro_rules! ordered_values_state {
                 spec: &AccSpec,
                 batch: &BatchUpdate<'_>,
             ) -> Result<()> {
-                let (selected, values) =
-                    bind_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
+                let (selected, column) =
+                    prepared_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
+                let values = R::Val::bind(&column, spec.name)?;
                 $kernel::update(
                     self,
                     values,
@@ -371,8 +376,9 @@ macro_rules! ordered_values_state {
                 batch: &BatchUpdate<'_>,
                 changed: &mut [bool],
             ) -> Result<ArrayRef> {
-                let (selected, values) =
-                    bind_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
+                let (selected, column) =
+                    prepared_argument::<R::Val, RETRACTING>(spec, batch, self.len())?;
+                let values = R::Val::bind(&column, spec.name)?;
                 $kernel::update_traced(
                     self,
                     values,
@@ -536,7 +542,8 @@ impl TemplateState for StringLists {
         spec: &AccSpec,
         batch: &BatchUpdate<'_>,
     ) -> Result<()> {
-        let (selected, values) = bind_argument::<Utf8, RETRACTING>(spec, batch, self.len())?;
+        let (selected, column) = prepared_argument::<Utf8, RETRACTING>(spec, batch, self.len())?;
+        let values = Utf8::bind(&column, spec.name)?;
         let separators = Separators::of(batch, spec.name)?;
         StringLists::update(
             self,
@@ -555,7 +562,8 @@ impl TemplateState for StringLists {
         batch: &BatchUpdate<'_>,
         changed: &mut [bool],
     ) -> Result<ArrayRef> {
-        let (selected, values) = bind_argument::<Utf8, RETRACTING>(spec, batch, self.len())?;
+        let (selected, column) = prepared_argument::<Utf8, RETRACTING>(spec, batch, self.len())?;
+        let values = Utf8::bind(&column, spec.name)?;
         let separators = Separators::of(batch, spec.name)?;
         StringLists::update_traced(
             self,

@@ -78,6 +78,23 @@ pub fn to_array(values: &[Option<V>], data_type: &DataType) -> ArrayRef {
                 Some(valid.into()),
             ))
         }
+        DataType::List(field) => {
+            let mut items = Vec::new();
+            let mut offsets = vec![0i32];
+            for v in values {
+                if let Some(V::L(list)) = v {
+                    items.extend(list.iter().cloned());
+                }
+                offsets.push(items.len() as i32);
+            }
+            let valid: Vec<bool> = values.iter().map(|v| v.is_some()).collect();
+            Arc::new(ListArray::new(
+                field.clone(),
+                arrow_buffer::OffsetBuffer::new(offsets.into()),
+                to_array(&items, field.data_type()),
+                Some(valid.into()),
+            ))
+        }
         other => panic!("test does not build {other}"),
     }
 }
@@ -119,6 +136,7 @@ pub fn from_array(array: &ArrayRef) -> Vec<Option<V>> {
                         s.column(1).as_primitive::<Int32Type>().value(i),
                     )
                 }
+                DataType::List(_) => V::L(from_array(&array.as_list::<i32>().value(i))),
                 other => panic!("test does not read {other}"),
             })
         })

@@ -15,6 +15,8 @@ pub enum V {
     B(bool),
     S(Vec<u8>),
     T(i64, i32),
+    /// An ARRAY value: its elements, NULL ones included.
+    L(Vec<Option<V>>),
 }
 
 /// The SQL type the test uses for each type row (DECIMAL at the row's
@@ -68,6 +70,18 @@ fn java_compare(a: &V, b: &V) -> std::cmp::Ordering {
     match (a, b) {
         (V::F32(x), V::F32(y)) => canon(f64::from(*x)).total_cmp(&canon(f64::from(*y))),
         (V::F64(x), V::F64(y)) => canon(*x).total_cmp(&canon(*y)),
+        // ARRAY: no Java order, only BinaryArrayData equality (element by
+        // element, NULL elements equal); any consistent order serves.
+        (V::L(x), V::L(y)) => x.len().cmp(&y.len()).then_with(|| {
+            x.iter()
+                .zip(y)
+                .map(|(x, y)| match (x, y) {
+                    (Some(x), Some(y)) => java_compare(x, y),
+                    _ => x.is_some().cmp(&y.is_some()),
+                })
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        }),
         _ if less(a, b) => std::cmp::Ordering::Less,
         _ if less(b, a) => std::cmp::Ordering::Greater,
         _ => std::cmp::Ordering::Equal,

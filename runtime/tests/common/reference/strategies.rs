@@ -74,53 +74,52 @@ pub struct Case {
 
 /// A case for a specialization over `ty` (`None`: COUNT(*)).
 ///
-/// The value strategy is fixed per type here, so a case strategy is boxed
-/// once, not every row's value.
 pub fn case(ty: Option<SqlType>, retracting: bool) -> BoxedStrategy<Case> {
     let Some(ty) = ty else {
         // COUNT(*) reads no argument; the value is never used.
         return rows_of(Just(Some(V::B(true))), false, retracting);
     };
+    nullable(values(ty), retracting)
+}
+
+/// The non-NULL values of an argument of `ty`.
+fn values(ty: SqlType) -> BoxedStrategy<V> {
     match ty.layout().expect("a type with a types.toml row") {
-        Layout::Int8 => nullable(integer(i8::MIN.into(), i8::MAX.into()), retracting),
-        Layout::Int16 => nullable(integer(i16::MIN.into(), i16::MAX.into()), retracting),
+        Layout::Int8 => integer(i8::MIN.into(), i8::MAX.into()).boxed(),
+        Layout::Int16 => integer(i16::MIN.into(), i16::MAX.into()).boxed(),
         Layout::Int32 | Layout::Date32 | Layout::Time32Millisecond => {
-            nullable(integer(i32::MIN.into(), i32::MAX.into()), retracting)
+            integer(i32::MIN.into(), i32::MAX.into()).boxed()
         }
-        Layout::Int64 | Layout::TimestampMillisecond => {
-            nullable(integer(i64::MIN, i64::MAX), retracting)
-        }
-        Layout::Decimal128 => nullable(decimal(ty.precision().unwrap()), retracting),
-        Layout::Float32 => nullable(
-            plain_or_edge(
-                &[1, 1],
-                (-1000i32..=1000).prop_map(|k| k as f32 / 8.0),
-                F32_EDGES,
-            )
-            .prop_map(V::F32),
-            retracting,
-        ),
-        Layout::Float64 => nullable(
-            plain_or_edge(
-                &[1, 1],
-                (-1000i32..=1000).prop_map(|k| f64::from(k) / 3.0),
-                F64_EDGES,
-            )
-            .prop_map(V::F64),
-            retracting,
-        ),
-        Layout::Boolean => nullable(any::<bool>().prop_map(V::B), retracting),
+        Layout::Int64 | Layout::TimestampMillisecond => integer(i64::MIN, i64::MAX).boxed(),
+        Layout::Decimal128 => decimal(ty.precision().unwrap()).boxed(),
+        Layout::Float32 => (plain_or_edge(
+            &[1, 1],
+            (-1000i32..=1000).prop_map(|k| k as f32 / 8.0),
+            F32_EDGES,
+        )
+        .prop_map(V::F32))
+        .boxed(),
+        Layout::Float64 => (plain_or_edge(
+            &[1, 1],
+            (-1000i32..=1000).prop_map(|k| f64::from(k) / 3.0),
+            F64_EDGES,
+        )
+        .prop_map(V::F64))
+        .boxed(),
+        Layout::Boolean => any::<bool>().prop_map(V::B).boxed(),
         // CHAR gets short strings, other UTF-8 rows short and long ones.
-        Layout::Utf8 if ty.family() == "CHAR" => {
-            nullable(short_string(4).prop_map(V::S), retracting)
+        Layout::Utf8 if ty.family() == "CHAR" => short_string(4).prop_map(V::S).boxed(),
+        Layout::Utf8 => ((branch(&[4, 1]), short_string(3), long_string())
+            .prop_map(|(i, short, long)| V::S(if i == 0 { short } else { long })))
+        .boxed(),
+        Layout::StructTimestamp => timestamp().boxed(),
+        // ARRAY<T>: up to three elements of T's values, one in five NULL.
+        Layout::List => {
+            let element = ty.element().expect("a List type is an ARRAY");
+            prop::collection::vec(prop::option::weighted(0.8, values(element)), 0..4)
+                .prop_map(V::L)
+                .boxed()
         }
-        Layout::Utf8 => nullable(
-            (branch(&[4, 1]), short_string(3), long_string())
-                .prop_map(|(i, short, long)| V::S(if i == 0 { short } else { long })),
-            retracting,
-        ),
-        Layout::StructTimestamp => nullable(timestamp(), retracting),
-        Layout::List => panic!("{ty} is not an argument type: arguments are types.toml rows"),
     }
 }
 
@@ -325,6 +324,10 @@ impl fmt::Display for Shown<'_> {
             Some(V::B(b)) => write!(f, "{b}"),
             Some(V::S(s)) => write!(f, "{:?}", String::from_utf8_lossy(s)),
             Some(V::T(ms, ns)) => write!(f, "{ms}ms+{ns}ns"),
+            Some(V::L(items)) => {
+                let items: Vec<String> = items.iter().map(|v| Shown(v).to_string()).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
         }
     }
 }

@@ -1,14 +1,16 @@
 package dev.aggforge.flink.parity;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.apache.flink.table.api.TableException;
 
 import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
-import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.AggforgeOptions;
 
 /** Runs a query on stock Flink and with aggforge installed, and compares. */
@@ -63,5 +65,38 @@ final class NativeParity {
                 assertEquals(expected.finalTable(0), actual.finalTable(0), sql);
         }
         return expected;
+    }
+
+    /**
+     * {@link #assertParity} (complete changelogs), or, where stock Flink's planner itself refuses
+     * the query, the same refusal (first line of the message) with aggforge on.
+     *
+     * @return whether both refused
+     */
+    static boolean assertParityOrBothRefuse(
+            RunOptions options, int nativeOperators, String sql, InputTable... inputs)
+            throws Exception {
+        TableException stock = null;
+        try {
+            SqlHarness.explain(options, sql, inputs);
+        } catch (TableException e) {
+            stock = e;
+        }
+        if (stock == null) {
+            assertParity(options, Compare.LINES, nativeOperators, sql, inputs);
+            return false;
+        }
+        TableException ours =
+                assertThrows(
+                        TableException.class,
+                        () -> SqlHarness.explain(withAggforge(options), sql, inputs));
+        assertEquals(firstLine(stock.getMessage()), firstLine(ours.getMessage()));
+        return true;
+    }
+
+    private static String firstLine(String message) {
+        String trimmed = message.strip();
+        int end = trimmed.indexOf('\n');
+        return end < 0 ? trimmed : trimmed.substring(0, end);
     }
 }
