@@ -19,7 +19,7 @@ fn real_matrix() {
     // Counts follow from the type table: MIN, MAX, COUNT, FIRST_VALUE and
     // LAST_VALUE take every ordered row, SUM, SUM0 and AVG the numeric
     // ones, LISTAGG the character strings; ARRAY (no order) is a COUNT,
-    // FIRST_VALUE, LAST_VALUE and SINGLE_VALUE argument only.
+    // FIRST_VALUE and LAST_VALUE argument only.
     let all_types = specs.types.len();
     let arrays = specs
         .types
@@ -73,8 +73,8 @@ fn real_matrix() {
             + listagg
             + single_value
             // ARRAY: COUNT (2 inputs x 3 phases), FIRST/LAST_VALUE (2 x 2
-            // inputs, single phase), SINGLE_VALUE (2 inputs x 3 phases).
-            + arrays * (6 + 4 + 6)
+            // inputs, single phase).
+            + arrays * (6 + 4)
     );
     let avg_int_global = rows
         .iter()

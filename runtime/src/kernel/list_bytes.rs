@@ -1,7 +1,7 @@
 //! The `list` binding: an `ARRAY<T>` argument, result or state column.
 //!
-//! Functions that never look inside a value (FIRST_VALUE, LAST_VALUE,
-//! SINGLE_VALUE) only store, compare and write ARRAY values back, so a
+//! Functions that never look inside a value (COUNT, FIRST_VALUE,
+//! LAST_VALUE) only count, store, compare and write ARRAY values back, so a
 //! value is carried as the `arrow-row` bytes of its list: one encoding of
 //! the whole column per batch ([`Binding::prepare`]), borrowed bytes per
 //! row, owned bytes in state, and one decoding when a column is built.
