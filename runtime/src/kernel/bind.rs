@@ -345,6 +345,26 @@ impl Binding for Ts {
     }
 }
 
+/// The state half of a binding whose values are bytes (`Owned = Vec<u8>`,
+/// `Ref = &[u8]`): view, store reusing the allocation, heap size.
+macro_rules! owned_bytes_state {
+    () => {
+        #[inline(always)]
+        fn view(owned: &Vec<u8>) -> &[u8] {
+            owned
+        }
+        #[inline(always)]
+        fn store(slot: &mut Vec<u8>, value: &[u8]) {
+            slot.clear();
+            slot.extend_from_slice(value);
+        }
+        fn heap_bytes(owned: &Vec<u8>) -> usize {
+            owned.capacity()
+        }
+    };
+}
+pub(super) use owned_bytes_state;
+
 /// `Utf8` column, values borrowed as bytes; state holds owned bytes.
 #[derive(Debug)]
 pub struct Utf8;
@@ -368,18 +388,7 @@ impl Binding for Utf8 {
     fn rows(reader: &Self::Reader<'_>) -> usize {
         reader.len()
     }
-    #[inline(always)]
-    fn view(owned: &Vec<u8>) -> &[u8] {
-        owned
-    }
-    #[inline(always)]
-    fn store(slot: &mut Vec<u8>, value: &[u8]) {
-        slot.clear();
-        slot.extend_from_slice(value);
-    }
-    fn heap_bytes(owned: &Vec<u8>) -> usize {
-        owned.capacity()
-    }
+    owned_bytes_state!();
     fn build(values: Vec<Vec<u8>>, valid: Vec<bool>, _data_type: &DataType) -> Result<ArrayRef> {
         let strings = values
             .iter()

@@ -82,18 +82,7 @@ impl Binding for ListBytes {
     fn rows(reader: &Self::Reader<'_>) -> usize {
         reader.len()
     }
-    #[inline(always)]
-    fn view(owned: &Vec<u8>) -> &[u8] {
-        owned
-    }
-    #[inline(always)]
-    fn store(slot: &mut Vec<u8>, value: &[u8]) {
-        slot.clear();
-        slot.extend_from_slice(value);
-    }
-    fn heap_bytes(owned: &Vec<u8>) -> usize {
-        owned.capacity()
-    }
+    super::bind::owned_bytes_state!();
     /// Decodes the valid values' row bytes into a `List` column of
     /// `data_type` (NULL where a value is not valid).
     fn build(values: Vec<Vec<u8>>, valid: Vec<bool>, data_type: &DataType) -> Result<ArrayRef> {

@@ -35,16 +35,11 @@ class ArrayArgumentParityTest {
     }
 
     static Stream<Arguments> elementTypes() {
-        return Stream.of(TypeParityTest.TYPES).map(t -> Arguments.of(t.asSummaryString()));
+        return ArrayKeyParityTest.elementTypes();
     }
 
     private static LogicalType element(String summary) {
-        for (LogicalType type : TypeParityTest.TYPES) {
-            if (type.asSummaryString().equals(summary)) {
-                return type;
-            }
-        }
-        throw new IllegalArgumentException(summary);
+        return ArrayKeyParityTest.element(summary);
     }
 
     private static final String VALUES =

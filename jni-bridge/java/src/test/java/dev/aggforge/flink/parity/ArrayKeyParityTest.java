@@ -35,7 +35,7 @@ class ArrayKeyParityTest {
         return Stream.of(TypeParityTest.TYPES).map(t -> Arguments.of(t.asSummaryString()));
     }
 
-    private static LogicalType element(String summary) {
+    static LogicalType element(String summary) {
         for (LogicalType type : TypeParityTest.TYPES) {
             if (type.asSummaryString().equals(summary)) {
                 return type;
