@@ -20,24 +20,14 @@ fn real_matrix() {
     // LAST_VALUE take every ordered row, SUM, SUM0 and AVG the numeric
     // ones, LISTAGG the character strings; ARRAY (no order) is a COUNT,
     // FIRST_VALUE and LAST_VALUE argument only.
-    let all_types = specs.types.len();
-    let arrays = specs
-        .types
-        .iter()
-        .filter(|t| t.order == aggforge_codegen::model::Order::None)
-        .count();
+    let RowCounts {
+        ordered: types,
+        arrays,
+        numeric,
+        strings,
+    } = RowCounts::of(&specs);
     assert_eq!(arrays, 1);
-    let types = all_types - arrays;
-    let numeric = specs
-        .types
-        .iter()
-        .filter(|t| t.numeric != aggforge_codegen::model::Numeric::None)
-        .count();
-    let strings = specs
-        .types
-        .iter()
-        .filter(|t| t.access == aggforge_codegen::model::Access::Utf8)
-        .count();
+    let all_types = types + arrays;
     let rows = coverage(&specs);
     assert_eq!(rows.len(), (10 * all_types + 1) * 3 * 2 * 2);
     // Insert-only specializations in 3 phases, retracting COUNT, COUNT(*),

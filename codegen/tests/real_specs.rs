@@ -1,8 +1,11 @@
 //! The checked-in specs load without errors and declare what we expect.
 
+mod common;
+
 use std::path::PathBuf;
 
 use aggforge_codegen::model::{Function, InputMode, Phase, StateTemplate};
+use common::RowCounts;
 
 fn specs_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../specs")
@@ -20,24 +23,14 @@ fn real_specs_load() {
     // numeric ones.
     // ARRAY (no order) is a COUNT, FIRST_VALUE and LAST_VALUE argument
     // only; `rows` are the ordered rows.
-    let arrays = specs
-        .types
-        .iter()
-        .filter(|t| t.order == aggforge_codegen::model::Order::None)
-        .count();
+    let RowCounts {
+        ordered: rows,
+        arrays,
+        numeric,
+        strings,
+    } = RowCounts::of(&specs);
     assert_eq!(arrays, 1);
-    let rows = specs.types.len() - arrays;
-    let numeric = specs
-        .types
-        .iter()
-        .filter(|t| t.numeric != aggforge_codegen::model::Numeric::None)
-        .count();
     assert!(rows >= 15 && numeric == 8, "{rows} rows, {numeric} numeric");
-    let strings = specs
-        .types
-        .iter()
-        .filter(|t| t.access == aggforge_codegen::model::Access::Utf8)
-        .count();
     assert_eq!(specs.templates.len(), 13);
     // 18 plain entries (two each for FIRST_VALUE/LAST_VALUE, LISTAGG and
     // SINGLE_VALUE)

@@ -411,3 +411,32 @@ pub fn assert_entry_error(text: &str, line: usize, phrases: &[&str]) {
         phrases,
     );
 }
+
+/// How many type rows of `specs` each function family takes: `ordered`
+/// (rows with a MIN/MAX order: MIN, MAX, COUNT, FIRST/LAST_VALUE,
+/// SINGLE_VALUE), `arrays` (rows without one: ARRAY, a COUNT and
+/// FIRST/LAST_VALUE argument only), `numeric` (SUM, SUM0, AVG) and
+/// `strings` (UTF-8 rows: LISTAGG).
+pub struct RowCounts {
+    pub ordered: usize,
+    pub arrays: usize,
+    pub numeric: usize,
+    pub strings: usize,
+}
+
+impl RowCounts {
+    /// The counts of `specs`' type rows.
+    pub fn of(specs: &SpecSet) -> RowCounts {
+        use aggforge_codegen::model::{Access, Numeric, Order};
+        let count = |keep: &dyn Fn(&aggforge_codegen::model::TypeRow) -> bool| {
+            specs.types.iter().filter(|t| keep(t)).count()
+        };
+        let arrays = count(&|t| t.order == Order::None);
+        RowCounts {
+            ordered: specs.types.len() - arrays,
+            arrays,
+            numeric: count(&|t| t.numeric != Numeric::None),
+            strings: count(&|t| t.access == Access::Utf8),
+        }
+    }
+}

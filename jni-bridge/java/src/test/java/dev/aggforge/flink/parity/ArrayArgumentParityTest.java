@@ -1,11 +1,9 @@
 package dev.aggforge.flink.parity;
 
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.stream.Stream;
 
-import org.apache.flink.runtime.util.EnvironmentInformation;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.DoubleType;
@@ -54,7 +52,7 @@ class ArrayArgumentParityTest {
     @ParameterizedTest(name = "COUNT/FIRST_VALUE/LAST_VALUE(ARRAY<{0}>) mini-batch")
     @MethodSource("elementTypes")
     void miniBatch(String element) throws Exception {
-        parity(
+        NativeParity.assertParityOrRefusedOnFlink1(
                 RunOptions.defaults().withMiniBatch(97).withAggPhase("ONE_PHASE"),
                 1,
                 VALUES,
@@ -64,18 +62,18 @@ class ArrayArgumentParityTest {
     @ParameterizedTest(name = "over retracting input, COUNT/FIRST_VALUE/LAST_VALUE(ARRAY<{0}>)")
     @MethodSource("elementTypes")
     void retracting(String element) throws Exception {
-        parity(RunOptions.defaults(), 2, NESTED, table(element(element)));
+        NativeParity.assertParityOrRefusedOnFlink1(RunOptions.defaults(), 2, NESTED, table(element(element)));
     }
 
     @Test
     void immediate() throws Exception {
-        parity(
+        NativeParity.assertParityOrRefusedOnFlink1(
                 RunOptions.defaults(), 1, VALUES, table(new VarCharType(VarCharType.MAX_LENGTH)));
     }
 
     @Test
     void retractingMiniBatchWithoutUpdateBefore() throws Exception {
-        parity(
+        NativeParity.assertParityOrRefusedOnFlink1(
                 RunOptions.defaults().withMiniBatch(64).withAggPhase("ONE_PHASE").withUpdateBefore(false),
                 2,
                 NESTED,
@@ -114,16 +112,5 @@ class ArrayArgumentParityTest {
                         "SELECT k, SINGLE_VALUE(v0) FROM t GROUP BY k",
                         InputTable.generated(
                                 "t", 100, InputTable.DISTINCT_KEYS, 1.0 / 6, 41, new ArrayType(new IntType()))));
-    }
-
-    /**
-     * Parity, or, on Flink 1.20, whose planner has no FIRST_VALUE/LAST_VALUE over ARRAY, the same
-     * refusal with aggforge on; a refusal on Flink 2.x fails the test.
-     */
-    private static void parity(RunOptions options, int nativeOperators, String sql, InputTable table)
-            throws Exception {
-        boolean refused = NativeParity.assertParityOrBothRefuse(options, nativeOperators, sql, table);
-        String version = EnvironmentInformation.getVersion();
-        assertFalse(refused && !version.startsWith("1."), "stock Flink " + version + " refused");
     }
 }
