@@ -5,7 +5,9 @@ use aggforge_runtime::operator::{GroupAggOperator, OperatorStats};
 use aggforge_runtime::plan::{admit as admit_plan, AggPlan};
 use arrow_array::RecordBatch;
 
-use crate::error::BridgeResult;
+use aggforge_runtime::exchange;
+
+use crate::error::{BridgeError, BridgeResult};
 use crate::ffi::{export_batch, import_batch};
 use crate::registry::Registry;
 
@@ -80,6 +82,35 @@ pub unsafe fn process(
     let batch = unsafe { import_batch(in_array, in_schema) }?;
     let output = OPERATORS.with(handle, |op| Ok(op.process(&batch)?))?;
     drop(batch);
+    // SAFETY: our caller guarantees `export_batch`'s contract, hence
+    // `emit`'s, for the output addresses.
+    unsafe { emit(output, out_array, out_schema) }
+}
+
+/// Processes rows `from..to` of the batch a columnar-exchange message
+/// carries ([`aggforge_runtime::exchange`]); writes what immediate mode
+/// emits like [`process`].
+///
+/// # Safety
+/// `out_array`/`out_schema` must meet [`export_batch`]'s contract whenever
+/// the rows cause output (otherwise they are not touched).
+pub unsafe fn process_message(
+    handle: u64,
+    message: &[u8],
+    from: usize,
+    to: usize,
+    out_array: i64,
+    out_schema: i64,
+) -> BridgeResult<bool> {
+    let batch = exchange::decode(message)?;
+    if from > to || to > batch.num_rows() {
+        return Err(BridgeError::Ffi(format!(
+            "rows {from}..{to} are outside a message of {} rows",
+            batch.num_rows()
+        )));
+    }
+    let rows = batch.slice(from, to - from);
+    let output = OPERATORS.with(handle, |op| Ok(op.process(&rows)?))?;
     // SAFETY: our caller guarantees `export_batch`'s contract, hence
     // `emit`'s, for the output addresses.
     unsafe { emit(output, out_array, out_schema) }
@@ -169,7 +200,6 @@ pub fn open_count() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::BridgeError;
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Int32Type, Int64Type, Int8Type};
     use arrow_array::{Int32Array, Int64Array};

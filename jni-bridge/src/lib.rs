@@ -10,6 +10,7 @@
 pub mod aggregate;
 pub mod boundary;
 pub mod error;
+pub mod exchange;
 pub mod ffi;
 pub mod registry;
 
@@ -131,6 +132,110 @@ pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_
         };
         Ok(to_jboolean(emitted))
     })
+}
+
+/// `static native boolean processMessage(long handle, byte[] message, int
+/// fromRow, int toRow, long outArray, long outSchema)`: rows
+/// `fromRow..toRow` of a columnar-exchange message.
+///
+/// # Safety
+/// The two addresses must meet [`aggregate::process_message`]'s contract,
+/// which Java's `ArrowAggregate` meets with its output structs as for
+/// `process`.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_processMessage<
+    'l,
+>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    message: JByteArray<'l>,
+    from_row: jint,
+    to_row: jint,
+    out_array: jlong,
+    out_schema: jlong,
+) -> jboolean {
+    entry(&mut env, JNI_FALSE, |env| {
+        if message.is_null() {
+            return Err(BridgeError::Ffi("the message is null".into()));
+        }
+        let bytes = env.convert_byte_array(&message)?;
+        let row = |n: jint| {
+            usize::try_from(n).map_err(|_| BridgeError::Ffi(format!("row {n} is negative")))
+        };
+        // SAFETY: this function's contract is `aggregate::process_message`'s
+        // for the same two addresses, passed on unchanged.
+        let emitted = unsafe {
+            aggregate::process_message(
+                handle as u64,
+                &bytes,
+                row(from_row)?,
+                row(to_row)?,
+                out_array,
+                out_schema,
+            )?
+        };
+        Ok(to_jboolean(emitted))
+    })
+}
+
+/// `static native long create(String planJson, int channels, int
+/// maxParallelism)` of `NativeExchange`: a router for the plan's batches.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_create<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    plan: JString<'l>,
+    channels: jint,
+    max_parallelism: jint,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let plan = read_string(env, &plan, "the plan")?;
+        Ok(exchange::create(&plan, channels, max_parallelism)? as jlong)
+    })
+}
+
+/// `static native byte[][] route(long handle, long inArray, long inSchema)`
+/// of `NativeExchange`: one message per channel with rows, the channel in
+/// each message's header.
+///
+/// # Safety
+/// The two addresses must meet [`exchange::route`]'s contract. Java's
+/// `ArrowExchange` meets it: it exports the batch into two structs it
+/// allocated with `allocateNew` right before the call, from the operator's
+/// one thread.
+#[no_mangle]
+pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_route<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    in_array: jlong,
+    in_schema: jlong,
+) -> jobjectArray {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        // SAFETY: this function's contract is `exchange::route`'s, for the
+        // same two addresses, passed on unchanged.
+        let messages = unsafe { exchange::route(handle as u64, in_array, in_schema)? };
+        let len = jint::try_from(messages.len())
+            .map_err(|_| BridgeError::Ffi("too many messages".into()))?;
+        let out = env.new_object_array(len, "[B", JObject::null())?;
+        for (i, (_, bytes)) in messages.iter().enumerate() {
+            let array = env.byte_array_from_slice(bytes)?;
+            env.set_object_array_element(&out, i as jint, &array)?;
+            env.delete_local_ref(array)?;
+        }
+        Ok(out.into_raw())
+    })
+}
+
+/// `static native void close(long handle)` of `NativeExchange`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_close<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    entry(&mut env, (), |_| exchange::close(handle as u64))
 }
 
 /// `static native boolean flush(long handle, long outArray, long outSchema)`.

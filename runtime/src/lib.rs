@@ -6,6 +6,7 @@ pub mod accumulator;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
 pub mod error;
+pub mod exchange;
 pub mod flink_key;
 pub mod generated;
 pub mod group_table;

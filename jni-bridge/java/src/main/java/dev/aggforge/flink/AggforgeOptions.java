@@ -71,8 +71,22 @@ public final class AggforgeOptions {
                     .withDescription(
                             "Also run mini-batch and two-phase group aggregates natively.");
 
+    /**
+     * Whether a native group aggregate fed by a hash exchange on its keys receives Arrow batches
+     * instead of rows: the sending task transposes its rows once and routes them by key group
+     * natively (see {@code docs/flink-integration.md}).
+     */
+    public static final ConfigOption<Boolean> COLUMNAR_EXCHANGE =
+            ConfigOptions.key("table.exec.aggforge.columnar-exchange")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Ship Arrow batches, routed by key group in the sending task, into"
+                                    + " native group aggregates instead of Flink's row exchange.");
+
     /** All options, for validation and documentation. */
     public static List<ConfigOption<?>> all() {
-        return List.of(ENABLED, MEMORY_BUDGET, BATCH_SIZE, MAX_DELAY, BUNDLED_ENABLED);
+        return List.of(
+                ENABLED, MEMORY_BUDGET, BATCH_SIZE, MAX_DELAY, BUNDLED_ENABLED, COLUMNAR_EXCHANGE);
     }
 }

@@ -90,6 +90,29 @@ public final class ArrowAggregate implements AutoCloseable {
         return emitted ? importOutput() : null;
     }
 
+    /**
+     * Processes rows {@code fromRow..toRow} of a columnar-exchange message; returns the rows to
+     * emit now (the caller closes the root), or null.
+     */
+    public VectorSchemaRoot processMessage(byte[] message, int fromRow, int toRow) {
+        checkOpen();
+        boolean emitted;
+        long start = System.nanoTime();
+        try {
+            emitted =
+                    NativeAggregate.processMessage(
+                            handle,
+                            message,
+                            fromRow,
+                            toRow,
+                            outArray.memoryAddress(),
+                            outSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+        return emitted ? importOutput() : null;
+    }
+
     /** Finishes the open bundle; returns its rows (the caller closes the root), or null. */
     public VectorSchemaRoot flush() {
         checkOpen();

@@ -53,6 +53,14 @@ public final class NativeAggregate {
             long handle, long inArrayAddress, long inSchemaAddress, long outArrayAddress, long outSchemaAddress);
 
     /**
+     * Processes rows {@code fromRow..toRow} of a columnar-exchange message ({@link
+     * NativeExchange#route}); returns true when it wrote an output batch (immediate mode's
+     * changelog rows) into the output structs.
+     */
+    public static native boolean processMessage(
+            long handle, byte[] message, int fromRow, int toRow, long outArray, long outSchema);
+
+    /**
      * Finishes the open bundle (mini-batch, local, global); returns true when it wrote an output
      * batch into the output structs.
      */

@@ -17,6 +17,8 @@ import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.bootstrap.PlannerHook;
 import dev.aggforge.flink.plan.AggregateDescriptor;
 import dev.aggforge.flink.plan.Preflight;
+import dev.aggforge.flink.planner.nodes.AggforgeDecision;
+import dev.aggforge.flink.planner.nodes.ColumnarExchange;
 import dev.aggforge.flink.planner.describe.StockAggregate;
 import dev.aggforge.flink.planner.nodes.NativeRewrite;
 
@@ -81,6 +83,13 @@ public final class AggforgeRewriteProgram
                         ExecNodeConfig.ofTableConfig(config, false),
                         (FlinkTypeFactory) aggregate.getCluster().getTypeFactory());
         recorded.add(outcome.descriptor());
-        return NativeRewrite.replace(aggregate, outcome.decision());
+        AggforgeDecision decision =
+                outcome.decision()
+                        .withExchange(
+                                ColumnarExchange.explain(
+                                        aggregate.getInput(),
+                                        stock.get().grouping(),
+                                        config.get(AggforgeOptions.COLUMNAR_EXCHANGE)));
+        return NativeRewrite.replace(aggregate, decision);
     }
 }

@@ -12,6 +12,7 @@ import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
+import dev.aggforge.flink.operator.ColumnarGroupAggOperator;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
 import dev.aggforge.flink.AggforgeOptions;
 
@@ -20,10 +21,19 @@ final class NativeParity {
 
     private NativeParity() {}
 
+    /**
+     * Whether the parity runs use the columnar exchange (on unless {@code
+     * -Daggforge.test.columnarExchange=false}: CI runs the suite once each way).
+     */
+    static final boolean COLUMNAR_EXCHANGE =
+            Boolean.parseBoolean(System.getProperty("aggforge.test.columnarExchange", "true"));
+
     /** {@code options} with the aggforge hook installed (bundled modes on). */
     static RunOptions withAggforge(RunOptions options) {
         return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true");
+                .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true")
+                .withConfig(
+                        AggforgeOptions.COLUMNAR_EXCHANGE.key(), String.valueOf(COLUMNAR_EXCHANGE));
     }
 
     /** How the two changelogs must agree. */
@@ -51,9 +61,16 @@ final class NativeParity {
         int replaced = plan.split("\\bAggforge(Local|Global|Incremental)?GroupAggregate\\(", -1).length - 1;
         // EXPLAIN prints the physical plan and the execution plan: each node twice.
         assertEquals(2 * nativeOperators, replaced, plan);
+        boolean columnar = plan.contains("exchange=[columnar]");
+        assertEquals(COLUMNAR_EXCHANGE, columnar || !plan.contains("exchange=["), plan);
         long rowsBefore = NativeGroupAggOperator.ROWS.get();
+        long messagesBefore = ColumnarGroupAggOperator.MESSAGES.get();
         Changelog actual = SqlHarness.run(hooked, sql, inputs);
         assertTrue(NativeGroupAggOperator.ROWS.get() > rowsBefore, "no row reached a native operator");
+        assertEquals(
+                columnar,
+                ColumnarGroupAggOperator.MESSAGES.get() > messagesBefore,
+                "columnar exchange messages received");
         assertTrue(expected.rows().size() > 0, "the query emitted nothing");
         switch (compare) {
             case LINES:

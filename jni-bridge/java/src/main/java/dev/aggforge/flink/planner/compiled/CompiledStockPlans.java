@@ -16,6 +16,7 @@ import org.apache.flink.table.planner.plan.nodes.exec.utils.TransformationMetada
 import org.apache.flink.table.planner.plan.utils.ExecNodeMetadataUtil;
 import org.apache.flink.table.types.logical.RowType;
 
+import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.plan.Preflight;
 import dev.aggforge.flink.planner.describe.StockAggregate;
 import dev.aggforge.flink.planner.nodes.AggforgeDecision;
@@ -90,6 +91,7 @@ public final class CompiledStockPlans {
                 planner,
                 meta.apply(StreamExecAggforgeGroupAggregate.TRANSFORMATION),
                 decision.spec(),
-                stock.grouping());
+                stock.grouping(),
+                config.get(AggforgeOptions.COLUMNAR_EXCHANGE));
     }
 }

@@ -14,12 +14,15 @@ import dev.aggforge.flink.operator.NativeOperatorSpec;
  *
  * @param spec what the native operator runs, or null when Flink keeps its operator
  * @param reason why Flink keeps its operator (empty when native)
+ * @param exchange what feeds the native operator ({@link ColumnarExchange#explain}; empty when
+ *     not an exchange on its keys)
  */
-public record AggforgeDecision(NativeOperatorSpec spec, String reason) {
+public record AggforgeDecision(NativeOperatorSpec spec, String reason, String exchange) {
 
     /** Validates the pair. */
     public AggforgeDecision {
         Objects.requireNonNull(reason);
+        Objects.requireNonNull(exchange);
         if ((spec == null) == reason.isEmpty()) {
             throw new IllegalArgumentException("a decision is native or has a reason, not both");
         }
@@ -27,12 +30,17 @@ public record AggforgeDecision(NativeOperatorSpec spec, String reason) {
 
     /** Runs natively with {@code spec}. */
     public static AggforgeDecision nativeOperator(NativeOperatorSpec spec) {
-        return new AggforgeDecision(Objects.requireNonNull(spec), "");
+        return new AggforgeDecision(Objects.requireNonNull(spec), "", "");
     }
 
     /** Stays on Flink for {@code reason}. */
     public static AggforgeDecision stock(String reason) {
-        return new AggforgeDecision(null, reason.isEmpty() ? "unknown reason" : reason);
+        return new AggforgeDecision(null, reason.isEmpty() ? "unknown reason" : reason, "");
+    }
+
+    /** This decision with EXPLAIN's {@code exchange} item (native decisions only). */
+    public AggforgeDecision withExchange(String exchange) {
+        return isNative() ? new AggforgeDecision(spec, reason, exchange) : this;
     }
 
     /** Whether the aggregate runs natively. */
@@ -55,7 +63,9 @@ public record AggforgeDecision(NativeOperatorSpec spec, String reason) {
 
     /** EXPLAIN's terms of the stock node, with the {@code aggforge} item added. */
     public RelWriter explainTerms(RelWriter stockTerms) {
-        return stockTerms.item("aggforge", explain());
+        return stockTerms
+                .item("aggforge", explain())
+                .itemIf("exchange", exchange, !exchange.isEmpty());
     }
 
     /** The exec node: the native one built from {@code stock}'s, or {@code stock} itself. */

@@ -1,6 +1,7 @@
 package dev.aggforge.flink.planner.nodes;
 
 import java.util.List;
+import java.util.Optional;
 
 import org.apache.flink.FlinkVersion;
 import org.apache.flink.api.dag.Transformation;
@@ -30,7 +31,9 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
 import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.exchange.MessageKeySelector;
 import dev.aggforge.flink.nativelib.ArrowAggregate;
+import dev.aggforge.flink.operator.ColumnarGroupAggOperator;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
 import dev.aggforge.flink.operator.NativeOperatorSpec;
 import dev.aggforge.flink.plan.Preflight;
@@ -136,13 +139,20 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
             PlannerBase planner, ExecNodeConfig config) {
         checkExecutable(config);
         return translateNative(
-                this, planner, createTransformationMeta(TRANSFORMATION, config), spec, grouping);
+                this,
+                planner,
+                createTransformationMeta(TRANSFORMATION, config),
+                spec,
+                grouping,
+                config.get(AggforgeOptions.COLUMNAR_EXCHANGE));
     }
 
     /**
      * The transformation running {@code spec} natively in {@code node}'s place: the input edge's
      * transformation, then {@link NativeGroupAggOperator} keyed by {@code grouping} (the local
-     * phase is not keyed).
+     * phase is not keyed). A keyed aggregate fed by Flink's exchange on its keys gets the
+     * columnar exchange instead ({@link ColumnarExchange}) when {@code columnarExchange}, else
+     * that exchange behind a pass-through operator standing where the sender would.
      */
     @SuppressWarnings("unchecked")
     public static Transformation<RowData> translateNative(
@@ -150,27 +160,41 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
             PlannerBase planner,
             TransformationMetadata meta,
             NativeOperatorSpec spec,
-            int[] grouping) {
+            int[] grouping,
+            boolean columnarExchange) {
         ExecEdge inputEdge = node.getInputEdges().get(0);
-        Transformation<RowData> input = (Transformation<RowData>) inputEdge.translateToPlan(planner);
         RowType inputRowType = (RowType) inputEdge.getOutputType();
+        RowDataKeySelector selector =
+                KeySelectorUtil.getRowDataSelector(
+                        planner.getFlinkContext().getClassLoader(),
+                        grouping,
+                        InternalTypeInfo.of(inputRowType));
+        InternalTypeInfo<RowData> outputType = InternalTypeInfo.of((RowType) node.getOutputType());
+        Optional<ColumnarExchange.Feed> feed =
+                spec.mode().keyed() ? ColumnarExchange.feed(inputEdge, grouping) : Optional.empty();
+        if (feed.isPresent() && columnarExchange) {
+            Transformation<byte[]> messages = feed.get().columnar(planner, meta, spec);
+            SimpleOperatorFactory<RowData> factory =
+                    SimpleOperatorFactory.of(new ColumnarGroupAggOperator(spec));
+            OneInputTransformation<byte[], RowData> transform =
+                    ExecNodeUtil.createOneInputTransformation(
+                            messages, meta, factory, outputType, messages.getParallelism(), false);
+            MessageKeySelector keys = new MessageKeySelector(selector.getProducedType());
+            transform.setStateKeySelector(keys);
+            transform.setStateKeyType(keys.getProducedType());
+            return transform;
+        }
+        Transformation<RowData> input =
+                feed.isPresent()
+                        ? feed.get().rows(planner, meta)
+                        : (Transformation<RowData>) inputEdge.translateToPlan(planner);
         SimpleOperatorFactory<RowData> factory =
                 SimpleOperatorFactory.of(new NativeGroupAggOperator(spec));
         factory.setChainingStrategy(ChainingStrategy.ALWAYS);
         OneInputTransformation<RowData, RowData> transform =
                 ExecNodeUtil.createOneInputTransformation(
-                        input,
-                        meta,
-                        factory,
-                        InternalTypeInfo.of((RowType) node.getOutputType()),
-                        input.getParallelism(),
-                        false);
+                        input, meta, factory, outputType, input.getParallelism(), false);
         if (spec.mode().keyed()) {
-            RowDataKeySelector selector =
-                    KeySelectorUtil.getRowDataSelector(
-                            planner.getFlinkContext().getClassLoader(),
-                            grouping,
-                            InternalTypeInfo.of(inputRowType));
             transform.setStateKeySelector(selector);
             transform.setStateKeyType(selector.getProducedType());
         }

@@ -1,0 +1,364 @@
+package dev.aggforge.flink.operator;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
+import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
+import org.apache.flink.runtime.state.KeyGroupsList;
+import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.arrow.ArrowToRowData;
+import dev.aggforge.flink.nativelib.AggforgeNativeException;
+import dev.aggforge.flink.nativelib.ArrowAggregate;
+import dev.aggforge.flink.nativelib.NativeAggregate;
+
+/**
+ * A Flink group-aggregate operator that runs on the aggforge runtime. It stands in for Flink's
+ * GroupAggFunction (immediate), MiniBatchGroupAggFunction, MiniBatchLocalGroupAggFunction and
+ * MiniBatchGlobalGroupAggFunction operators, with the same changelog. Its input is rows ({@link
+ * NativeGroupAggOperator}, which transposes them into Arrow batches) or batches that a columnar
+ * exchange already transposed ({@link ColumnarGroupAggOperator}).
+ *
+ * <p>Batches are handed to the runtime over the C Data Interface; output batches are read back
+ * row by row ({@link ArrowToRowData}) and emitted. The runtime emits per row, so batching never
+ * changes the changelog, only when it leaves the operator.
+ *
+ * <p>Bundled modes follow Flink's {@code AbstractMapBundleOperator}: the bundle is finished after
+ * {@code table.exec.mini-batch.size} rows, on every watermark, before a checkpoint barrier and at
+ * end of input.
+ *
+ * <p>State (not for the local phase, which has none) is written as raw keyed state, one payload
+ * per key group, so Flink redistributes it by key group when rescaling.
+ *
+ * <p>The operator runs after the hash exchange on the group keys (or, for the local phase,
+ * before it) and needs no key context per record: the runtime hashes keys itself.
+ *
+ * <p>Metrics ({@link NativeOperatorMetrics}, subgroup {@code aggforge}): the counters are updated
+ * on every batch; the native sizes (bytes, groups, budget) come from a {@code stats} call this
+ * operator's thread makes at most once per {@link #STATS_INTERVAL_NANOS} after a native call,
+ * and always after open/restore, before a checkpoint barrier and at end of input.
+ *
+ * @param <IN> the input records: rows or exchange messages
+ */
+public abstract class NativeAggregateOperator<IN> extends AbstractStreamOperator<RowData>
+        implements OneInputStreamOperator<IN, RowData>, BoundedOneInput {
+
+    private static final long serialVersionUID = 1L;
+
+    /** Native operators opened in this JVM (tests check that the native path really ran). */
+    public static final AtomicLong OPENED = new AtomicLong();
+
+    /** Input rows handed to native operators in this JVM. */
+    public static final AtomicLong ROWS = new AtomicLong();
+
+    /**
+     * Least time between two native {@code stats} calls on the batch path: the bytes are measured,
+     * which walks the groups for string or retracting MIN/MAX state.
+     */
+    static final long STATS_INTERVAL_NANOS = 1_000_000_000L;
+
+    /** What the operator runs. */
+    protected final NativeOperatorSpec spec;
+
+    /** Allocates the input batches and the native plumbing. */
+    protected transient BufferAllocator allocator;
+    private transient ArrowToRowData reader;
+    /** The native operator. */
+    protected transient ArrowAggregate aggregate;
+    private transient StreamRecord<RowData> outRecord;
+    /** Rows in the open bundle (bundled modes). */
+    protected transient long bundleCount;
+    /** The operator's metrics. */
+    protected transient NativeOperatorMetrics metrics;
+    /** Reused {@code stats} array (operator thread only). */
+    private transient long[] stats;
+    /** {@link System#nanoTime} of the last {@code stats} call. */
+    private transient long statsPublishedAt;
+
+    /** An operator for {@code spec}. */
+    protected NativeAggregateOperator(NativeOperatorSpec spec) {
+        this.spec = spec;
+    }
+
+    /** What the operator runs. */
+    public NativeOperatorSpec spec() {
+        return spec;
+    }
+
+    /** The operator's metrics (null before it is initialized). */
+    public NativeOperatorMetrics metrics() {
+        return metrics;
+    }
+
+    /**
+     * The native state is written to the raw keyed state streams, so Flink must not read them
+     * for (legacy) timer snapshots; the operator registers no timers.
+     */
+    @Override
+    protected boolean isUsingCustomRawKeyedState() {
+        return true;
+    }
+
+    /** The runtime keys rows itself, so Flink need not set a key context per record. */
+    @Override
+    public boolean hasKeyContext1() {
+        return false;
+    }
+
+    /** Sets up what reads the input (after the native operator exists). */
+    protected abstract void openInput();
+
+    /** Hands rows the input side still holds to the runtime (and emits what it returns). */
+    protected abstract void handOver();
+
+    /** Frees what reads the input. */
+    protected abstract void closeInput();
+
+    private void ensureNative() {
+        if (aggregate != null) {
+            return;
+        }
+        int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        allocator = new RootAllocator();
+        aggregate = new ArrowAggregate(spec.planJson(maxParallelism), allocator);
+        openInput();
+        reader = new ArrowToRowData(spec.outputType());
+        outRecord = new StreamRecord<>(null);
+        stats = new long[NativeAggregate.STATS_LENGTH];
+        metrics = NativeOperatorMetrics.register(getMetricGroup());
+        OPENED.incrementAndGet();
+    }
+
+    /**
+     * Copies native values into the metrics, on the operator thread (readers never call native
+     * code): the native time always, the sizes when {@code force} or after {@link
+     * #STATS_INTERVAL_NANOS}.
+     */
+    private void publishMetrics(boolean force) {
+        if (aggregate == null) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (force || now - statsPublishedAt >= STATS_INTERVAL_NANOS) {
+            aggregate.stats(stats);
+            metrics.publishStats(stats);
+            statsPublishedAt = now;
+        }
+        metrics.publishNativeNanos(aggregate.nativeNanos());
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        ensureNative();
+        if (!context.isRestored() || !spec.mode().keyed()) {
+            return;
+        }
+        Map<Integer, byte[]> payloads = new HashMap<>();
+        for (KeyGroupStatePartitionStreamProvider provider : context.getRawKeyedStateInputs()) {
+            byte[] payload = readPayload(provider.getStream());
+            if (payload != null) {
+                payloads.put(provider.getKeyGroupId(), payload);
+            }
+        }
+        if (!payloads.isEmpty()) {
+            // Restored state counts as written now (state TTL).
+            aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
+            aggregate.restore(payloads.values().toArray(new byte[0][]));
+        }
+        publishMetrics(true);
+    }
+
+    /** A key group's payload: an int length then the bytes; length 0 (or nothing) is none. */
+    private static byte[] readPayload(InputStream stream) throws IOException {
+        DataInputStream in = new DataInputStream(stream);
+        int length;
+        try {
+            length = in.readInt();
+        } catch (EOFException e) {
+            return null;
+        }
+        if (length == 0) {
+            return null;
+        }
+        byte[] payload = new byte[length];
+        in.readFully(payload);
+        return payload;
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        ensureNative();
+        bundleCount = 0;
+        publishMetrics(true);
+    }
+
+    /**
+     * Emits the runtime's answer to an input batch of {@code rows} rows and counts them; fails
+     * as Flink would when a function failed the query.
+     */
+    protected final void afterBatch(VectorSchemaRoot out, int rows) {
+        ROWS.addAndGet(rows);
+        metrics.batchIn(rows);
+        emit(out);
+        aggregate.throwIfFailed();
+        publishMetrics(false);
+    }
+
+    /** Sets the runtime's clock to the processing time (state TTL). */
+    protected final void tick() {
+        aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
+    }
+
+    /**
+     * A native failure with the operator's name in front, and for the memory budget the option
+     * that sets it.
+     */
+    protected final AggforgeNativeException named(AggforgeNativeException e) {
+        String message = String.valueOf(e.getMessage());
+        String hint =
+                message.startsWith("memory budget exceeded")
+                        ? " (raise " + AggforgeOptions.MEMORY_BUDGET.key() + ")"
+                        : "";
+        AggforgeNativeException named =
+                new AggforgeNativeException(
+                        getOperatorConfig().getOperatorName() + ": " + message + hint);
+        named.initCause(e);
+        return named;
+    }
+
+    /** Flink's finishBundle (bundled modes), or just the pending rows (immediate). */
+    protected final void finishBundle() {
+        if (aggregate == null) {
+            return;
+        }
+        handOver();
+        if (spec.mode().bundled()) {
+            aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
+            VectorSchemaRoot flushed;
+            try {
+                flushed = aggregate.flush();
+            } catch (AggforgeNativeException e) {
+                throw named(e);
+            }
+            emit(flushed);
+            aggregate.throwIfFailed();
+            bundleCount = 0;
+            publishMetrics(false);
+        }
+    }
+
+    private void emit(VectorSchemaRoot out) {
+        if (out == null) {
+            return;
+        }
+        try (out) {
+            reader.bind(out);
+            int rows = reader.rowCount();
+            for (int i = 0; i < rows; i++) {
+                output.collect(outRecord.replace(reader.read(i)));
+            }
+            metrics.batchOut(rows);
+        }
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        finishBundle();
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        super.prepareSnapshotPreBarrier(checkpointId);
+        finishBundle();
+        publishMetrics(true);
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        if (!spec.mode().keyed()) {
+            return;
+        }
+        byte[][] payloads = aggregate.snapshot();
+        Map<Integer, byte[]> byGroup = new HashMap<>();
+        for (byte[] payload : payloads) {
+            byGroup.put(aggregate.keyGroupOf(payload), payload);
+        }
+        publishMetrics(false);
+        KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
+        KeyGroupsList range = out.getKeyGroupList();
+        for (int keyGroup : byGroup.keySet()) {
+            if (!range.contains(keyGroup)) {
+                throw new IllegalStateException(
+                        "native state holds key group "
+                                + keyGroup
+                                + ", outside this subtask's key groups "
+                                + range);
+            }
+        }
+        DataOutputViewStreamWrapper view = new DataOutputViewStreamWrapper(out);
+        for (int keyGroup : range) {
+            out.startNewKeyGroup(keyGroup);
+            byte[] payload = byGroup.get(keyGroup);
+            if (payload == null) {
+                view.writeInt(0);
+            } else {
+                view.writeInt(payload.length);
+                view.write(payload);
+            }
+        }
+    }
+
+    @Override
+    public void endInput() throws Exception {
+        finishBundle();
+        publishMetrics(true);
+    }
+
+    @Override
+    public void finish() throws Exception {
+        finishBundle();
+        publishMetrics(true);
+        super.finish();
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            if (aggregate != null) {
+                aggregate.close();
+                // The sizes keep their last values; the time includes the close.
+                metrics.publishNativeNanos(aggregate.nativeNanos());
+            }
+            closeInput();
+            if (allocator != null) {
+                allocator.close();
+            }
+        } finally {
+            aggregate = null;
+            allocator = null;
+            super.close();
+        }
+    }
+}

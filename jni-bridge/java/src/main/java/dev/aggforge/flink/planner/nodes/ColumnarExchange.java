@@ -1,0 +1,176 @@
+package dev.aggforge.flink.planner.nodes;
+
+import java.util.Arrays;
+import java.util.Optional;
+
+import org.apache.calcite.rel.RelDistribution;
+import org.apache.calcite.rel.RelNode;
+import org.apache.flink.api.common.ExecutionConfig;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.dag.Transformation;
+import org.apache.flink.streaming.api.operators.ChainingStrategy;
+import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
+import org.apache.flink.streaming.api.operators.StreamOperator;
+import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.streaming.api.transformations.PartitionTransformation;
+import org.apache.flink.streaming.runtime.partitioner.GlobalPartitioner;
+import org.apache.flink.streaming.runtime.partitioner.KeyGroupStreamPartitioner;
+import org.apache.flink.streaming.runtime.partitioner.StreamPartitioner;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.planner.delegation.PlannerBase;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
+import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
+import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecExchange;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
+import org.apache.flink.table.planner.plan.nodes.exec.utils.TransformationMetadata;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalExchange;
+import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
+
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.exchange.ColumnarExchangePartitioner;
+import dev.aggforge.flink.exchange.ColumnarExchangeSender;
+import dev.aggforge.flink.exchange.ExchangeFeedOperator;
+import dev.aggforge.flink.operator.NativeOperatorSpec;
+
+import static org.apache.flink.runtime.state.KeyGroupRangeAssignment.DEFAULT_LOWER_BOUND_MAX_PARALLELISM;
+
+/**
+ * Where a keyed native aggregate is fed by Flink's exchange on exactly its group keys (or, with
+ * no keys, by the singleton exchange), that exchange is translated here instead of by Flink:
+ * either as the columnar exchange ({@link ColumnarExchangeSender} chained to the sending task,
+ * {@link ColumnarExchangePartitioner} on the edge) or, when it is switched off, as Flink's own
+ * exchange behind {@link ExchangeFeedOperator}, which stands where the sender stands so both
+ * plans have the same operators and a savepoint restores across the switch.
+ */
+public final class ColumnarExchange {
+
+    private ColumnarExchange() {}
+
+    /** Flink's exchange in front of an aggregate, and the upstream edge it partitions. */
+    record Feed(StreamExecExchange exchange, int[] keys) {
+
+        private ExecEdge upstreamEdge() {
+            return exchange.getInputEdges().get(0);
+        }
+
+        /** Parallelism of the receiving side, as Flink's exchange sets it. */
+        private int parallelism() {
+            return keys.length == 0 ? 1 : ExecutionConfig.PARALLELISM_DEFAULT;
+        }
+
+        @SuppressWarnings("unchecked")
+        private Transformation<RowData> upstream(PlannerBase planner) {
+            return (Transformation<RowData>) upstreamEdge().translateToPlan(planner);
+        }
+
+        /** The columnar exchange: messages routed to the aggregate's subtasks. */
+        Transformation<byte[]> columnar(
+                PlannerBase planner, TransformationMetadata meta, NativeOperatorSpec spec) {
+            Transformation<RowData> upstream = upstream(planner);
+            OneInputTransformation<RowData, byte[]> sender =
+                    chained(
+                            upstream,
+                            senderMeta(meta),
+                            new ColumnarExchangeSender(spec),
+                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
+            PartitionTransformation<byte[]> edge =
+                    new PartitionTransformation<>(sender, new ColumnarExchangePartitioner());
+            edge.setParallelism(parallelism());
+            return edge;
+        }
+
+        /** Flink's row exchange, behind the pass-through operator. */
+        Transformation<RowData> rows(PlannerBase planner, TransformationMetadata meta) {
+            Transformation<RowData> upstream = upstream(planner);
+            InternalTypeInfo<RowData> type = (InternalTypeInfo<RowData>) upstream.getOutputType();
+            OneInputTransformation<RowData, RowData> feed =
+                    chained(upstream, senderMeta(meta), new ExchangeFeedOperator(), type);
+            StreamPartitioner<RowData> partitioner =
+                    keys.length == 0
+                            ? new GlobalPartitioner<>()
+                            : new KeyGroupStreamPartitioner<>(
+                                    KeySelectorUtil.getRowDataSelector(
+                                            planner.getFlinkContext().getClassLoader(), keys, type),
+                                    DEFAULT_LOWER_BOUND_MAX_PARALLELISM);
+            PartitionTransformation<RowData> edge = new PartitionTransformation<>(feed, partitioner);
+            edge.setParallelism(parallelism());
+            edge.setOutputType(InternalTypeInfo.of((RowType) exchange.getOutputType()));
+            return edge;
+        }
+    }
+
+    /**
+     * The exchange feeding an aggregate over {@code inputEdge} if it is Flink's exchange on
+     * exactly {@code grouping} (the singleton one for no keys).
+     */
+    static Optional<Feed> feed(ExecEdge inputEdge, int[] grouping) {
+        ExecNode<?> source = inputEdge.getSource();
+        if (!(source instanceof StreamExecExchange exchange)) {
+            return Optional.empty();
+        }
+        InputProperty.RequiredDistribution distribution =
+                exchange.getInputProperties().get(0).getRequiredDistribution();
+        switch (distribution.getType()) {
+            case HASH:
+                int[] keys = ((InputProperty.HashDistribution) distribution).getKeys();
+                return Arrays.equals(keys, grouping) && grouping.length > 0
+                        ? Optional.of(new Feed(exchange, keys))
+                        : Optional.empty();
+            case SINGLETON:
+                return grouping.length == 0
+                        ? Optional.of(new Feed(exchange, grouping))
+                        : Optional.empty();
+            default:
+                return Optional.empty();
+        }
+    }
+
+    /**
+     * EXPLAIN's {@code exchange} item of a native keyed aggregate over {@code input}: {@code
+     * columnar}, {@code rows} with the option that switched the columnar exchange off, or empty
+     * when no exchange on exactly its keys feeds it.
+     */
+    public static String explain(RelNode input, int[] grouping, boolean columnar) {
+        if (!(input instanceof StreamPhysicalExchange exchange)) {
+            return "";
+        }
+        RelDistribution distribution = exchange.getDistribution();
+        boolean matches =
+                switch (distribution.getType()) {
+                    case HASH_DISTRIBUTED -> grouping.length > 0
+                            && Arrays.equals(
+                                    distribution.getKeys().stream().mapToInt(Integer::intValue).toArray(),
+                                    grouping);
+                    case SINGLETON -> grouping.length == 0;
+                    default -> false;
+                };
+        if (!matches) {
+            return "";
+        }
+        return columnar ? "columnar" : "rows (" + AggforgeOptions.COLUMNAR_EXCHANGE.key() + "=false)";
+    }
+
+    /** The sender's (or pass-through's) metadata: the aggregate's, suffixed. */
+    private static TransformationMetadata senderMeta(TransformationMetadata meta) {
+        String name = meta.getName() + "-exchange";
+        String description = "aggforge exchange into " + meta.getDescription();
+        return meta.getUid() == null
+                ? new TransformationMetadata(name, description)
+                : new TransformationMetadata(meta.getUid() + "-exchange", name, description);
+    }
+
+    /** A transformation of {@code operator} chained to {@code input}'s task. */
+    private static <O> OneInputTransformation<RowData, O> chained(
+            Transformation<RowData> input,
+            TransformationMetadata meta,
+            StreamOperator<O> operator,
+            org.apache.flink.api.common.typeinfo.TypeInformation<O> outputType) {
+        SimpleOperatorFactory<O> factory = SimpleOperatorFactory.of(operator);
+        factory.setChainingStrategy(ChainingStrategy.ALWAYS);
+        return ExecNodeUtil.createOneInputTransformation(
+                input, meta, factory, outputType, input.getParallelism(), false);
+    }
+}

@@ -1,0 +1,57 @@
+//! The columnar exchange's sending half by handle, free of JNI: routers
+//! split transposed batches by the channel that owns their keys and encode
+//! one message per channel ([`aggforge_runtime::exchange`]).
+
+use aggforge_runtime::exchange::{encode, ExchangeRouter};
+use aggforge_runtime::plan::AggPlan;
+
+use crate::error::{BridgeError, BridgeResult};
+use crate::ffi::import_batch;
+use crate::registry::Registry;
+
+/// Every open router of the process.
+static ROUTERS: Registry<ExchangeRouter> = Registry::new();
+
+/// Creates a router for the batches the plan's operator reads, over
+/// `channels` channels and `max_parallelism` key groups; returns its
+/// handle.
+pub fn create(plan_json: &str, channels: i32, max_parallelism: i32) -> BridgeResult<u64> {
+    let plan = AggPlan::from_json(plan_json)?;
+    let count = |what: &str, n: i32| {
+        u32::try_from(n).map_err(|_| BridgeError::Ffi(format!("{what} {n} is negative")))
+    };
+    let router = ExchangeRouter::new(
+        &plan,
+        count("channels", channels)?,
+        count("max parallelism", max_parallelism)?,
+    )?;
+    Ok(ROUTERS.insert(router))
+}
+
+/// Routes the batch exported at `in_array`/`in_schema`: one message per
+/// channel with rows, as `(channel, message)`. The export is consumed even
+/// when the call fails.
+///
+/// # Safety
+/// `in_array`/`in_schema` must meet [`import_batch`]'s contract.
+pub unsafe fn route(
+    handle: u64,
+    in_array: i64,
+    in_schema: i64,
+) -> BridgeResult<Vec<(u32, Vec<u8>)>> {
+    // SAFETY: our caller guarantees `import_batch`'s contract.
+    let batch = unsafe { import_batch(in_array, in_schema) }?;
+    ROUTERS.with(handle, |router| {
+        let parts = router.route(&batch)?;
+        let mut messages = Vec::with_capacity(parts.len());
+        for (channel, part) in parts {
+            messages.push((channel, encode(channel, &part)?));
+        }
+        Ok(messages)
+    })
+}
+
+/// Closes the router; its handle is invalid from now on.
+pub fn close(handle: u64) -> BridgeResult<()> {
+    ROUTERS.remove(handle)
+}

@@ -1,0 +1,296 @@
+//! The native half of the columnar exchange: the sending task routes a
+//! batch's rows to the channels (subtasks) of the aggregate that owns their
+//! keys, exactly as Flink's `KeyGroupStreamPartitioner` routes rows, and
+//! encodes one message per channel; the receiving aggregate decodes a
+//! message back into the batch it would have transposed itself.
+//!
+//! A message is a header, the channel (`i32`, big-endian, which Java's
+//! partitioner reads) and the row count (`i32`, big-endian), followed by
+//! the rows as an Arrow IPC stream (schema, one record batch, end marker).
+
+use std::io::Cursor;
+
+use arrow_array::{RecordBatch, UInt32Array};
+use arrow_ipc::reader::StreamReader;
+use arrow_ipc::writer::StreamWriter;
+use arrow_select::take::take_record_batch;
+
+use crate::error::{AggError, Result};
+use crate::flink_key::{key_group_for_hash, operator_index_for_key_group};
+use crate::group_table::flink_key_hashes;
+use crate::plan::AggPlan;
+use crate::types::SqlType;
+
+/// Bytes of a message's header (channel and row count).
+pub const HEADER_BYTES: usize = 8;
+
+/// Routes the rows of batches to the channels of a hash exchange on the
+/// plan's group keys.
+#[derive(Debug)]
+pub struct ExchangeRouter {
+    key_columns: Vec<usize>,
+    key_types: Vec<SqlType>,
+    max_parallelism: u32,
+    channels: u32,
+    /// Scratch: each row's key hash, then its channel.
+    hashes: Vec<i32>,
+    targets: Vec<u32>,
+}
+
+impl ExchangeRouter {
+    /// A router for the batches `plan`'s operator reads (its group keys
+    /// decide the channel), over `channels` channels and `max_parallelism`
+    /// key groups. A plan without keys needs exactly one channel (Flink's
+    /// singleton exchange).
+    pub fn new(plan: &AggPlan, channels: u32, max_parallelism: u32) -> Result<Self> {
+        if channels == 0 || max_parallelism == 0 || channels > max_parallelism {
+            return Err(AggError::Plan(format!(
+                "an exchange over {channels} channels and {max_parallelism} key groups is not possible"
+            )));
+        }
+        if plan.key_columns.is_empty() && channels != 1 {
+            return Err(AggError::Plan(format!(
+                "an aggregate without group keys runs on one subtask, not {channels}"
+            )));
+        }
+        Ok(Self {
+            key_columns: plan.key_columns.clone(),
+            key_types: plan.key_types.clone(),
+            max_parallelism,
+            channels,
+            hashes: Vec::new(),
+            targets: Vec::new(),
+        })
+    }
+
+    /// The number of channels rows are routed to.
+    pub fn channels(&self) -> u32 {
+        self.channels
+    }
+
+    /// Splits `batch` by channel, rows in their order within each channel;
+    /// channels without rows are left out, and the batch itself is returned
+    /// when all its rows go to one channel.
+    pub fn route(&mut self, batch: &RecordBatch) -> Result<Vec<(u32, RecordBatch)>> {
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(Vec::new());
+        }
+        if self.channels == 1 {
+            return Ok(vec![(0, batch.clone())]);
+        }
+        let mut keys = Vec::with_capacity(self.key_columns.len());
+        for &column in &self.key_columns {
+            if column >= batch.num_columns() {
+                return Err(AggError::Input(format!(
+                    "key column {column} is missing from a batch of {} columns",
+                    batch.num_columns()
+                )));
+            }
+            keys.push(batch.column(column).clone());
+        }
+        self.hashes.clear();
+        flink_key_hashes(&keys, &self.key_types, rows, &mut self.hashes)?;
+        let (max, channels) = (self.max_parallelism, self.channels);
+        self.targets.clear();
+        self.targets.extend(self.hashes.iter().map(|&hash| {
+            operator_index_for_key_group(max, channels, key_group_for_hash(hash, max))
+        }));
+        let first = self.targets[0];
+        if self.targets.iter().all(|&t| t == first) {
+            return Ok(vec![(first, batch.clone())]);
+        }
+        let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); channels as usize];
+        for (row, &target) in self.targets.iter().enumerate() {
+            rows_of[target as usize].push(row as u32);
+        }
+        let mut out = Vec::new();
+        for (channel, indexes) in rows_of.into_iter().enumerate() {
+            if !indexes.is_empty() {
+                let indexes = UInt32Array::from(indexes);
+                out.push((channel as u32, take_record_batch(batch, &indexes)?));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The message carrying `batch` to `channel`.
+pub fn encode(channel: u32, batch: &RecordBatch) -> Result<Vec<u8>> {
+    let rows = i32::try_from(batch.num_rows())
+        .map_err(|_| AggError::Input(format!("{} rows do not fit a message", batch.num_rows())))?;
+    let mut bytes = Vec::with_capacity(HEADER_BYTES + batch.get_array_memory_size() + 512);
+    bytes.extend_from_slice(&(channel as i32).to_be_bytes());
+    bytes.extend_from_slice(&rows.to_be_bytes());
+    let mut writer = StreamWriter::try_new(&mut bytes, &batch.schema())?;
+    writer.write(batch)?;
+    writer.finish()?;
+    drop(writer);
+    Ok(bytes)
+}
+
+/// The channel and row count in a message's header.
+pub fn header(message: &[u8]) -> Result<(u32, usize)> {
+    if message.len() < HEADER_BYTES {
+        return Err(AggError::Input(format!(
+            "an exchange message of {} bytes has no header",
+            message.len()
+        )));
+    }
+    let word = |at: usize| {
+        i32::from_be_bytes([
+            message[at],
+            message[at + 1],
+            message[at + 2],
+            message[at + 3],
+        ])
+    };
+    let (channel, rows) = (word(0), word(4));
+    if channel < 0 || rows < 0 {
+        return Err(AggError::Input(format!(
+            "an exchange message names channel {channel} and {rows} rows"
+        )));
+    }
+    Ok((channel as u32, rows as usize))
+}
+
+/// The batch a message carries.
+pub fn decode(message: &[u8]) -> Result<RecordBatch> {
+    let (_, rows) = header(message)?;
+    let mut reader = StreamReader::try_new(Cursor::new(&message[HEADER_BYTES..]), None)?;
+    let batch = reader
+        .next()
+        .ok_or_else(|| AggError::Input("an exchange message holds no batch".into()))??;
+    if batch.num_rows() != rows {
+        return Err(AggError::Input(format!(
+            "an exchange message announces {rows} rows but holds {}",
+            batch.num_rows()
+        )));
+    }
+    Ok(batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Array, Int32Array, Int64Array, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+    use crate::flink_key::key_hashes;
+    use crate::plan::Emission;
+    use crate::types::{InputMode, Phase};
+
+    fn ty(name: &str) -> SqlType {
+        name.parse().unwrap()
+    }
+
+    fn plan(key_types: Vec<SqlType>) -> AggPlan {
+        AggPlan {
+            key_columns: (0..key_types.len()).collect(),
+            key_types,
+            calls: Vec::new(),
+            phase: Phase::Single,
+            input: InputMode::InsertOnly,
+            emission: Emission::Immediate,
+            generate_update_before: true,
+            state_ttl_ms: 0,
+            memory_budget_bytes: 1 << 20,
+            max_parallelism: 128,
+            count_star_column: None,
+            views: Vec::new(),
+            final_key: None,
+        }
+    }
+
+    fn batch(n: i64) -> RecordBatch {
+        let schema = Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+        ]);
+        let keys: Int64Array = (0..n)
+            .map(|i| if i % 7 == 3 { None } else { Some(i * 31) })
+            .collect();
+        let strings: StringArray = (0..n).map(|i| Some(format!("v{i}"))).collect();
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(keys), Arc::new(strings)]).unwrap()
+    }
+
+    #[test]
+    fn routes_each_row_to_the_subtask_owning_its_key_group() {
+        let input = batch(500);
+        let mut router = ExchangeRouter::new(&plan(vec![ty("BIGINT")]), 3, 128).unwrap();
+        let routed = router.route(&input).unwrap();
+        let mut hashes = Vec::new();
+        key_hashes(&[input.column(0).clone()], &[ty("BIGINT")], &mut hashes).unwrap();
+        let mut expected: Vec<Vec<i64>> = vec![Vec::new(); 3];
+        for (row, hash) in hashes.iter().enumerate() {
+            let channel = operator_index_for_key_group(128, 3, key_group_for_hash(*hash, 128));
+            expected[channel as usize].push(row as i64);
+        }
+        let mut seen = 0;
+        for (channel, part) in &routed {
+            let strings = part
+                .column(1)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            let rows: Vec<i64> = (0..part.num_rows())
+                .map(|i| strings.value(i)[1..].parse().unwrap())
+                .collect();
+            assert_eq!(rows, expected[*channel as usize], "channel {channel}");
+            seen += part.num_rows();
+        }
+        assert_eq!(seen, 500);
+        assert_eq!(routed.len(), 3);
+    }
+
+    #[test]
+    fn one_channel_or_one_target_keeps_the_batch_whole() {
+        let input = batch(10);
+        let mut single = ExchangeRouter::new(&plan(vec![ty("BIGINT")]), 1, 128).unwrap();
+        assert_eq!(single.route(&input).unwrap(), vec![(0, input.clone())]);
+        let same_key = input.slice(1, 1);
+        let mut many = ExchangeRouter::new(&plan(vec![ty("BIGINT")]), 4, 128).unwrap();
+        let routed = many.route(&same_key).unwrap();
+        assert_eq!(routed.len(), 1);
+        assert_eq!(routed[0].1, same_key);
+        assert!(many.route(&input.slice(0, 0)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn messages_round_trip_with_their_header() {
+        let input = batch(100).slice(10, 50);
+        let message = encode(5, &input).unwrap();
+        assert_eq!(header(&message).unwrap(), (5, 50));
+        assert_eq!(decode(&message).unwrap(), input);
+        let empty = encode(0, &input.slice(0, 0)).unwrap();
+        assert_eq!(decode(&empty).unwrap().num_rows(), 0);
+    }
+
+    #[test]
+    fn bad_messages_and_exchanges_are_errors() {
+        assert!(decode(&[0, 0, 0]).is_err());
+        let mut message = encode(0, &batch(4)).unwrap();
+        message[7] = 9;
+        assert!(decode(&message)
+            .unwrap_err()
+            .to_string()
+            .contains("announces 9 rows"));
+        message.truncate(40);
+        assert!(decode(&message).is_err());
+        assert!(ExchangeRouter::new(&plan(Vec::new()), 2, 128).is_err());
+        assert!(ExchangeRouter::new(&plan(vec![ty("INT")]), 0, 128).is_err());
+        let ints = RecordBatch::try_from_iter([(
+            "k",
+            Arc::new(Int32Array::from(vec![1, 2])) as Arc<dyn Array>,
+        )])
+        .unwrap();
+        let mut router = ExchangeRouter::new(&plan(vec![ty("INT"), ty("INT")]), 2, 128).unwrap();
+        assert!(router
+            .route(&ints)
+            .unwrap_err()
+            .to_string()
+            .contains("key column 1"));
+    }
+}
