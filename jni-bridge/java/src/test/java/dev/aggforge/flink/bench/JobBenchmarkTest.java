@@ -375,12 +375,16 @@ class JobBenchmarkTest {
 
     /**
      * {@code options} with the aggforge planner hook installed and enabled (bundled modes on);
-     * the native state budget is the default unless {@code bench.memoryBudget} is set.
+     * the native state budget is the default unless {@code bench.memoryBudget} is set, and the
+     * columnar exchange is on unless {@code bench.columnarExchange=false}.
      */
     private static RunOptions withAggforge(RunOptions options) {
         RunOptions hooked =
                 options.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                        .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true");
+                        .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true")
+                        .withConfig(
+                                AggforgeOptions.COLUMNAR_EXCHANGE.key(),
+                                System.getProperty("bench.columnarExchange", "true"));
         String budget = System.getProperty("bench.memoryBudget");
         return budget == null ? hooked : hooked.withConfig(AggforgeOptions.MEMORY_BUDGET.key(), budget);
     }

@@ -256,6 +256,20 @@ class NativeFailoverTest {
     }
 
     @Test
+    void savepointRestoresWithTheColumnarExchangeSwitchedOff(@TempDir Path savepoints)
+            throws Exception {
+        RunOptions off = IMMEDIATE.withConfig(AggforgeOptions.COLUMNAR_EXCHANGE.key(), "false");
+        rescale(IMMEDIATE, off, SQL, 1, 1, 2, savepoints);
+    }
+
+    @Test
+    void savepointRestoresWithTheColumnarExchangeSwitchedOn(@TempDir Path savepoints)
+            throws Exception {
+        RunOptions off = TWO_PHASE.withConfig(AggforgeOptions.COLUMNAR_EXCHANGE.key(), "false");
+        rescale(off, TWO_PHASE, SQL, 2, 2, 1, savepoints);
+    }
+
+    @Test
     void distinctSavepointRescalesOneToTwo(@TempDir Path savepoints) throws Exception {
         rescale(MINI_BATCH, DISTINCT_SQL, 1, 1, 2, savepoints);
     }
@@ -347,7 +361,24 @@ class NativeFailoverTest {
     private static void rescale(
             RunOptions options, String sql, int nativeOperators, int from, int to, Path savepoints)
             throws Exception {
+        rescale(options, options, sql, nativeOperators, from, to, savepoints);
+    }
+
+    /**
+     * {@link #rescale(RunOptions, String, int, int, int, Path)} with the resumed job planned with
+     * {@code resumed}'s options (e.g. the columnar exchange switched).
+     */
+    private static void rescale(
+            RunOptions options,
+            RunOptions resumed,
+            String sql,
+            int nativeOperators,
+            int from,
+            int to,
+            Path savepoints)
+            throws Exception {
         RunOptions hooked = withAggforge(options);
+        RunOptions hookedResumed = withAggforge(resumed);
         List<String> expected = stockTable(sql);
         assertSameTable(
                 expected,
@@ -367,7 +398,7 @@ class NativeFailoverTest {
             String savepoint = first.stopWithSavepoint(savepoints.toUri().toString());
 
             second =
-                    CheckpointedJob.of(hooked.withParallelism(to), sql, T)
+                    CheckpointedJob.of(hookedResumed.withParallelism(to), sql, T)
                             .sourceParallelism(to)
                             .checkpointEvery(Duration.ofMillis(200))
                             .restoreFrom(savepoint)
