@@ -6,13 +6,12 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
-import dev.aggforge.flink.exchange.ColumnarExchangeSender;
 import dev.aggforge.flink.nativelib.AggforgeNativeException;
 import dev.aggforge.flink.nativelib.ExchangeMessage;
 
 /**
  * The native group aggregate behind a columnar exchange: each record is a message of rows that
- * {@link ColumnarExchangeSender} transposed and routed to this subtask, handed to the runtime as
+ * the columnar exchange's sender ({@code dev.aggforge.flink.exchange}) transposed and routed to this subtask, handed to the runtime as
  * it arrives, with no row deserialized or transposed here. In bundled modes a message is split
  * where Flink's bundle would end ({@code table.exec.mini-batch.size} rows), so bundles hold the
  * rows they hold behind Flink's row exchange. Flink's {@code numRecordsIn} counts rows, as behind

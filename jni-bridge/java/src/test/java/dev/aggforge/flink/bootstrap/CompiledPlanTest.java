@@ -27,6 +27,7 @@ import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.harness.CollectingSinkFactory;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
+import dev.aggforge.flink.operator.NativeAggregateOperator;
 import dev.aggforge.flink.operator.NativeGroupAggOperator;
 
 /**
@@ -195,7 +196,7 @@ class CompiledPlanTest {
             }
             if (t instanceof OneInputTransformation<?, ?> one
                     && one.getOperatorFactory() instanceof SimpleOperatorFactory<?> factory
-                    && factory.getOperator() instanceof NativeGroupAggOperator) {
+                    && factory.getOperator() instanceof NativeAggregateOperator<?>) {
                 uids.add(t.getUid());
             }
             pending.addAll(t.getInputs());

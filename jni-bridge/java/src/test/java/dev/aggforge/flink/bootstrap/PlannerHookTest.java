@@ -222,11 +222,12 @@ class PlannerHookTest {
         AtomicReference<PlannerHook> on = new AtomicReference<>();
         String explained = SqlHarness.explain(hooked(RunOptions.defaults(), on), SQL, T);
         // Hooked: the same plan with the aggregate replaced by the native one (and the runtime's
-        // specializations shown), apart from the generated source names.
+        // specializations and its exchange shown), apart from the generated source names.
         String anonymous = "anonymous_datastream_source\\$\\d+";
         String specializations =
                 ", aggforge=[MIN<DATE>/insert_only, MAX<DATE>/insert_only, COUNT_STAR<*>/insert_only,"
-                        + " SUM<BIGINT>/insert_only, AVG<BIGINT>/insert_only])";
+                        + " SUM<BIGINT>/insert_only, AVG<BIGINT>/insert_only],"
+                        + " exchange=[columnar])";
         assertEquals(
                 plan.replaceAll(anonymous, "src")
                         .replace("\nGroupAggregate(", "\nAggforgeGroupAggregate(")
