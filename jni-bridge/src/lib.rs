@@ -38,6 +38,22 @@ fn read_string(env: &mut JNIEnv<'_>, text: &JString<'_>, what: &str) -> BridgeRe
     Ok(env.get_string(text)?.into())
 }
 
+/// A Java `byte[][]` holding a copy of each of `items`.
+fn byte_arrays<'a>(
+    env: &mut JNIEnv<'_>,
+    items: impl ExactSizeIterator<Item = &'a [u8]>,
+) -> BridgeResult<jobjectArray> {
+    let len = jint::try_from(items.len())
+        .map_err(|_| BridgeError::Ffi(format!("{} byte arrays are too many", items.len())))?;
+    let out = env.new_object_array(len, "[B", JObject::null())?;
+    for (i, bytes) in items.enumerate() {
+        let array = env.byte_array_from_slice(bytes)?;
+        env.set_object_array_element(&out, i as jint, &array)?;
+        env.delete_local_ref(array)?;
+    }
+    Ok(out.into_raw())
+}
+
 /// `static native String admit(String planJson)`.
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_admit<'l>(
@@ -216,15 +232,7 @@ pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_r
         // SAFETY: this function's contract is `exchange::route`'s, for the
         // same two addresses, passed on unchanged.
         let messages = unsafe { exchange::route(handle as u64, in_array, in_schema)? };
-        let len = jint::try_from(messages.len())
-            .map_err(|_| BridgeError::Ffi("too many messages".into()))?;
-        let out = env.new_object_array(len, "[B", JObject::null())?;
-        for (i, (_, bytes)) in messages.iter().enumerate() {
-            let array = env.byte_array_from_slice(bytes)?;
-            env.set_object_array_element(&out, i as jint, &array)?;
-            env.delete_local_ref(array)?;
-        }
-        Ok(out.into_raw())
+        byte_arrays(env, messages.iter().map(|(_, bytes)| bytes.as_slice()))
     })
 }
 
@@ -271,15 +279,7 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_snapsho
 ) -> jobjectArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
         let payloads = aggregate::snapshot(handle as u64)?;
-        let len = jint::try_from(payloads.len())
-            .map_err(|_| BridgeError::Ffi("too many snapshot payloads".into()))?;
-        let out = env.new_object_array(len, "[B", JObject::null())?;
-        for (i, bytes) in payloads.iter().enumerate() {
-            let array = env.byte_array_from_slice(bytes)?;
-            env.set_object_array_element(&out, i as jint, &array)?;
-            env.delete_local_ref(array)?;
-        }
-        Ok(out.into_raw())
+        byte_arrays(env, payloads.iter().map(Vec::as_slice))
     })
 }
 

@@ -182,10 +182,6 @@ mod tests {
     use crate::plan::Emission;
     use crate::types::{InputMode, Phase};
 
-    fn ty(name: &str) -> SqlType {
-        name.parse().unwrap()
-    }
-
     fn plan(key_types: Vec<SqlType>) -> AggPlan {
         AggPlan {
             key_columns: (0..key_types.len()).collect(),
@@ -219,10 +215,15 @@ mod tests {
     #[test]
     fn routes_each_row_to_the_subtask_owning_its_key_group() {
         let input = batch(500);
-        let mut router = ExchangeRouter::new(&plan(vec![ty("BIGINT")]), 3, 128).unwrap();
+        let mut router = ExchangeRouter::new(&plan(vec![SqlType::of("BIGINT")]), 3, 128).unwrap();
         let routed = router.route(&input).unwrap();
         let mut hashes = Vec::new();
-        key_hashes(&[input.column(0).clone()], &[ty("BIGINT")], &mut hashes).unwrap();
+        key_hashes(
+            &[input.column(0).clone()],
+            &[SqlType::of("BIGINT")],
+            &mut hashes,
+        )
+        .unwrap();
         let mut expected: Vec<Vec<i64>> = vec![Vec::new(); 3];
         for (row, hash) in hashes.iter().enumerate() {
             let channel = operator_index_for_key_group(128, 3, key_group_for_hash(*hash, 128));
@@ -248,10 +249,10 @@ mod tests {
     #[test]
     fn one_channel_or_one_target_keeps_the_batch_whole() {
         let input = batch(10);
-        let mut single = ExchangeRouter::new(&plan(vec![ty("BIGINT")]), 1, 128).unwrap();
+        let mut single = ExchangeRouter::new(&plan(vec![SqlType::of("BIGINT")]), 1, 128).unwrap();
         assert_eq!(single.route(&input).unwrap(), vec![(0, input.clone())]);
         let same_key = input.slice(1, 1);
-        let mut many = ExchangeRouter::new(&plan(vec![ty("BIGINT")]), 4, 128).unwrap();
+        let mut many = ExchangeRouter::new(&plan(vec![SqlType::of("BIGINT")]), 4, 128).unwrap();
         let routed = many.route(&same_key).unwrap();
         assert_eq!(routed.len(), 1);
         assert_eq!(routed[0].1, same_key);
@@ -280,13 +281,15 @@ mod tests {
         message.truncate(40);
         assert!(decode(&message).is_err());
         assert!(ExchangeRouter::new(&plan(Vec::new()), 2, 128).is_err());
-        assert!(ExchangeRouter::new(&plan(vec![ty("INT")]), 0, 128).is_err());
+        assert!(ExchangeRouter::new(&plan(vec![SqlType::of("INT")]), 0, 128).is_err());
         let ints = RecordBatch::try_from_iter([(
             "k",
             Arc::new(Int32Array::from(vec![1, 2])) as Arc<dyn Array>,
         )])
         .unwrap();
-        let mut router = ExchangeRouter::new(&plan(vec![ty("INT"), ty("INT")]), 2, 128).unwrap();
+        let mut router =
+            ExchangeRouter::new(&plan(vec![SqlType::of("INT"), SqlType::of("INT")]), 2, 128)
+                .unwrap();
         assert!(router
             .route(&ints)
             .unwrap_err()
