@@ -56,17 +56,33 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
     /** Flink's numRecordsOut of this operator (the task's, as it ends the chain). */
     private transient Counter recordsOut;
 
+    /** Channels and key groups given up front (tests), or null: the task's record writer's. */
+    private final int[] shape;
+
     /** A sender feeding the aggregate that runs {@code spec}. */
     public ColumnarExchangeSender(NativeOperatorSpec spec) {
+        this(spec, null);
+    }
+
+    /** A sender over {@code shape} = {channels, key groups} instead of its task's output. */
+    ColumnarExchangeSender(NativeOperatorSpec spec, int[] shape) {
         this.spec = spec;
+        this.shape = shape == null ? null : shape.clone();
     }
 
     @Override
     public void open() throws Exception {
         super.open();
-        ResultPartitionWriter writer = networkOutput();
-        int channels = writer.getNumberOfSubpartitions();
-        int maxParallelism = writer.getNumTargetKeyGroups();
+        int channels;
+        int maxParallelism;
+        if (shape != null) {
+            channels = shape[0];
+            maxParallelism = shape[1];
+        } else {
+            ResultPartitionWriter writer = networkOutput();
+            channels = writer.getNumberOfSubpartitions();
+            maxParallelism = writer.getNumTargetKeyGroups();
+        }
         allocator = new RootAllocator();
         router = new ArrowExchange(spec.planJson(maxParallelism), channels, maxParallelism, allocator);
         int capacity = (int) Math.min(spec.batchSize(), 1 << 16);
