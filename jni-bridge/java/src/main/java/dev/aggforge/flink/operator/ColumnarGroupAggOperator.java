@@ -48,7 +48,9 @@ public final class ColumnarGroupAggOperator extends NativeAggregateOperator<byte
         while (from < rows) {
             int to = rows;
             if (spec.mode().bundled()) {
-                to = (int) Math.min(rows, from + (spec.bundleSize() - bundleCount));
+                // At least one row per step, whatever the bundle size says.
+                long room = Math.max(1, spec.bundleSize() - bundleCount);
+                to = (int) Math.min(rows, from + room);
             }
             process(message, from, to);
             if (spec.mode().bundled()) {
