@@ -119,7 +119,9 @@ class ColumnarExchangeParityTest {
 
     @Test
     void explainNamesTheExchange() {
-        RunOptions on = NativeParity.withAggforge(ONE.withParallelism(2));
+        RunOptions on =
+                NativeParity.withAggforge(ONE.withParallelism(2))
+                        .withConfig(AggforgeOptions.COLUMNAR_EXCHANGE.key(), "true");
         String columnar = SqlHarness.explain(on, SQL, SKEWED);
         assertTrue(columnar.contains("exchange=[columnar]"), columnar);
         RunOptions off = on.withConfig(AggforgeOptions.COLUMNAR_EXCHANGE.key(), "false");
