@@ -153,9 +153,14 @@ public final class ColumnarExchange {
         return columnar ? "columnar" : "rows (" + AggforgeOptions.COLUMNAR_EXCHANGE.key() + "=false)";
     }
 
-    /** The sender's (or pass-through's) metadata: the aggregate's, suffixed. */
+    /**
+     * The sender's (or pass-through's) metadata: {@code AggforgeExchange} with the aggregate's
+     * node id (the web UI shows it at the end of the sending task's chain), its uid suffixed.
+     */
     private static TransformationMetadata senderMeta(TransformationMetadata meta) {
-        String name = meta.getName() + "-exchange";
+        String aggregate = meta.getName();
+        int id = aggregate.indexOf('[');
+        String name = "AggforgeExchange" + (id < 0 ? "" : aggregate.substring(id));
         String description = "aggforge exchange into " + meta.getDescription();
         return meta.getUid() == null
                 ? new TransformationMetadata(name, description)
