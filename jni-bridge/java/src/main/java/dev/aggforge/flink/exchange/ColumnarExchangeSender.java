@@ -17,6 +17,7 @@ import org.apache.flink.table.data.RowData;
 
 import dev.aggforge.flink.arrow.RowDataToArrow;
 import dev.aggforge.flink.nativelib.ArrowExchange;
+import dev.aggforge.flink.operator.MaxDelayTimer;
 import dev.aggforge.flink.operator.NativeOperatorSpec;
 
 /**
@@ -49,8 +50,7 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
     private transient RowDataToArrow transposer;
     private transient ArrowExchange router;
     private transient StreamRecord<byte[]> outRecord;
-    /** Whether a max-delay timer is registered and has not fired yet. */
-    private transient boolean delayTimerPending;
+    private transient MaxDelayTimer delay;
     private transient Counter rowsOut;
     private transient Counter messagesOut;
     /** Flink's numRecordsOut of this operator (the task's, as it ends the chain). */
@@ -90,6 +90,15 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
                 new RowDataToArrow(
                         allocator, spec.inputType(), spec.columns(), spec.withRowKind(), capacity);
         outRecord = new StreamRecord<>(null);
+        delay =
+                new MaxDelayTimer(
+                        getProcessingTimeService(),
+                        spec.maxDelayMs(),
+                        () -> {
+                            if (router != null) {
+                                send();
+                            }
+                        });
         rowsOut = getMetricGroup().addGroup("aggforge").counter("exchangeRowsOut");
         messagesOut = getMetricGroup().addGroup("aggforge").counter("exchangeMessagesOut");
         recordsOut = getMetricGroup().getIOMetricGroup().getNumRecordsOutCounter();
@@ -123,17 +132,8 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
         transposer.append(element.getValue());
         if (transposer.rowCount() >= spec.batchSize()) {
             send();
-        } else if (spec.maxDelayMs() > 0 && !delayTimerPending && transposer.rowCount() == 1) {
-            delayTimerPending = true;
-            long now = getProcessingTimeService().getCurrentProcessingTime();
-            getProcessingTimeService().registerTimer(now + spec.maxDelayMs(), time -> onMaxDelay());
-        }
-    }
-
-    private void onMaxDelay() {
-        delayTimerPending = false;
-        if (router != null) {
-            send();
+        } else {
+            delay.rowAdded(transposer.rowCount());
         }
     }
 

@@ -18,8 +18,7 @@ public final class NativeGroupAggOperator extends NativeAggregateOperator<RowDat
     private static final long serialVersionUID = 1L;
 
     private transient RowDataToArrow transposer;
-    /** Whether a max-delay timer is registered and has not fired yet. */
-    private transient boolean delayTimerPending;
+    private transient MaxDelayTimer delay;
 
     /** An operator for {@code spec}. */
     public NativeGroupAggOperator(NativeOperatorSpec spec) {
@@ -32,6 +31,15 @@ public final class NativeGroupAggOperator extends NativeAggregateOperator<RowDat
         transposer =
                 new RowDataToArrow(
                         allocator, spec.inputType(), spec.columns(), spec.withRowKind(), capacity);
+        delay =
+                new MaxDelayTimer(
+                        getProcessingTimeService(),
+                        spec.maxDelayMs(),
+                        () -> {
+                            if (aggregate != null) {
+                                handOver();
+                            }
+                        });
     }
 
     @Override
@@ -46,23 +54,9 @@ public final class NativeGroupAggOperator extends NativeAggregateOperator<RowDat
         }
         if (transposer.rowCount() >= spec.batchSize()) {
             handOver();
-        } else if (!spec.mode().bundled()
-                && spec.maxDelayMs() > 0
-                && !delayTimerPending
-                && transposer.rowCount() == 1) {
-            // The first pending row starts the clock (immediate mode; bundled modes follow
-            // the mini-batch latency through watermarks).
-            delayTimerPending = true;
-            long now = getProcessingTimeService().getCurrentProcessingTime();
-            getProcessingTimeService().registerTimer(now + spec.maxDelayMs(), time -> onMaxDelay());
-        }
-    }
-
-    /** The max-delay timer: hands over whatever is pending (possibly nothing). */
-    private void onMaxDelay() {
-        delayTimerPending = false;
-        if (aggregate != null) {
-            handOver();
+        } else if (!spec.mode().bundled()) {
+            // Immediate mode; bundled modes follow the mini-batch latency through watermarks.
+            delay.rowAdded(transposer.rowCount());
         }
     }
 
