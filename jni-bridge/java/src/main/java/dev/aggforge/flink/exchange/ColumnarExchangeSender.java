@@ -1,13 +1,7 @@
 package dev.aggforge.flink.exchange;
 
-import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
-
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.flink.metrics.Counter;
-import org.apache.flink.runtime.io.network.api.writer.ResultPartitionWriter;
-import org.apache.flink.streaming.api.graph.NonChainedOutput;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -40,9 +34,6 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
 
     private static final long serialVersionUID = 1L;
 
-    /** Messages sent by columnar exchange senders in this JVM (tests check the path ran). */
-    public static final AtomicLong MESSAGES = new AtomicLong();
-
     /** The receiving aggregate's spec: its plan's keys route, its columns are transposed. */
     private final NativeOperatorSpec spec;
 
@@ -51,10 +42,7 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
     private transient ArrowExchange router;
     private transient StreamRecord<byte[]> outRecord;
     private transient MaxDelayTimer delay;
-    private transient Counter rowsOut;
-    private transient Counter messagesOut;
-    /** Flink's numRecordsOut of this operator (the task's, as it ends the chain). */
-    private transient Counter recordsOut;
+    private transient ExchangeMetrics metrics;
 
     /** Channels and key groups given up front (tests), or null: the task's record writer's. */
     private final int[] shape;
@@ -79,9 +67,9 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
             channels = shape[0];
             maxParallelism = shape[1];
         } else {
-            ResultPartitionWriter writer = networkOutput();
-            channels = writer.getNumberOfSubpartitions();
-            maxParallelism = writer.getNumTargetKeyGroups();
+            NetworkOutput network = NetworkOutput.of(this);
+            channels = network.channels();
+            maxParallelism = network.keyGroups();
         }
         allocator = new RootAllocator();
         router = new ArrowExchange(spec.planJson(maxParallelism), channels, maxParallelism, allocator);
@@ -99,32 +87,7 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
                                 send();
                             }
                         });
-        rowsOut = getMetricGroup().addGroup("aggforge").counter("exchangeRowsOut");
-        messagesOut = getMetricGroup().addGroup("aggforge").counter("exchangeMessagesOut");
-        recordsOut = getMetricGroup().getIOMetricGroup().getNumRecordsOutCounter();
-    }
-
-    /**
-     * The network output this operator writes to: Flink's record writer for its one non-chained
-     * output, whose subpartitions (the receiving subtasks) and key groups are what Flink's own
-     * partitioner is set up with.
-     */
-    private ResultPartitionWriter networkOutput() {
-        ClassLoader classLoader = getUserCodeClassloader();
-        List<NonChainedOutput> own = getOperatorConfig().getOperatorNonChainedOutputs(classLoader);
-        if (own.size() != 1) {
-            throw new IllegalStateException(
-                    "the columnar exchange sender must end its task with one network output, not "
-                            + own.size());
-        }
-        List<NonChainedOutput> all =
-                getContainingTask().getConfiguration().getVertexNonChainedOutputs(classLoader);
-        for (int i = 0; i < all.size(); i++) {
-            if (all.get(i).getDataSetId().equals(own.get(0).getDataSetId())) {
-                return getContainingTask().getEnvironment().getWriter(i);
-            }
-        }
-        throw new IllegalStateException("the columnar exchange sender's output has no writer");
+        metrics = new ExchangeMetrics(this);
     }
 
     @Override
@@ -149,11 +112,7 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
         for (byte[] message : messages) {
             output.collect(outRecord.replace(message));
         }
-        MESSAGES.addAndGet(messages.length);
-        messagesOut.inc(messages.length);
-        rowsOut.inc(rows);
-        // Flink counted each message as one record out; the web UI shows rows, as for stock.
-        recordsOut.inc(rows - messages.length);
+        metrics.sent(messages.length, rows);
     }
 
     @Override

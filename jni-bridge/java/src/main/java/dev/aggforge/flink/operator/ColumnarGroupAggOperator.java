@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
 
 import dev.aggforge.flink.nativelib.AggforgeNativeException;
 import dev.aggforge.flink.nativelib.ExchangeMessage;
@@ -17,7 +18,7 @@ import dev.aggforge.flink.nativelib.ExchangeMessage;
  * rows they hold behind Flink's row exchange. Flink's {@code numRecordsIn} counts rows, as behind
  * the row exchange.
  */
-public final class ColumnarGroupAggOperator extends NativeAggregateOperator<byte[]> {
+public final class ColumnarGroupAggOperator extends NativeAggregateOperator<byte[], RowData> {
 
     private static final long serialVersionUID = 1L;
 
@@ -29,7 +30,7 @@ public final class ColumnarGroupAggOperator extends NativeAggregateOperator<byte
 
     /** An operator for {@code spec}. */
     public ColumnarGroupAggOperator(NativeOperatorSpec spec) {
-        super(spec);
+        super(spec, RowBatchSink.FACTORY);
     }
 
     @Override

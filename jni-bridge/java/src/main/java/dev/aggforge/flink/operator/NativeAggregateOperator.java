@@ -17,15 +17,16 @@ import org.apache.flink.runtime.state.KeyGroupsList;
 import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.graph.StreamConfig;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.table.data.RowData;
+import org.apache.flink.streaming.runtime.tasks.StreamTask;
 
 import dev.aggforge.flink.AggforgeOptions;
-import dev.aggforge.flink.arrow.ArrowToRowData;
 import dev.aggforge.flink.nativelib.AggforgeNativeException;
 import dev.aggforge.flink.nativelib.ArrowAggregate;
 import dev.aggforge.flink.nativelib.NativeAggregate;
@@ -37,9 +38,10 @@ import dev.aggforge.flink.nativelib.NativeAggregate;
  * NativeGroupAggOperator}, which transposes them into Arrow batches) or batches that a columnar
  * exchange already transposed ({@link ColumnarGroupAggOperator}).
  *
- * <p>Batches are handed to the runtime over the C Data Interface; output batches are read back
- * row by row ({@link ArrowToRowData}) and emitted. The runtime emits per row, so batching never
- * changes the changelog, only when it leaves the operator.
+ * <p>Batches are handed to the runtime over the C Data Interface; output batches leave through
+ * the operator's {@link BatchSink}: read back row by row ({@link RowBatchSink}), or, for a local
+ * phase feeding a columnar exchange, routed as exchange messages. The runtime emits per row, so
+ * batching never changes the changelog, only when it leaves the operator.
  *
  * <p>Bundled modes follow Flink's {@code AbstractMapBundleOperator}: the bundle is finished after
  * {@code table.exec.mini-batch.size} rows, on every watermark, before a checkpoint barrier and at
@@ -57,9 +59,10 @@ import dev.aggforge.flink.nativelib.NativeAggregate;
  * and always after open/restore, before a checkpoint barrier and at end of input.
  *
  * @param <IN> the input records: rows or exchange messages
+ * @param <OUT> the output records: rows or exchange messages
  */
-public abstract class NativeAggregateOperator<IN> extends AbstractStreamOperator<RowData>
-        implements OneInputStreamOperator<IN, RowData>, BoundedOneInput {
+public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOperator<OUT>
+        implements OneInputStreamOperator<IN, OUT>, BoundedOneInput {
 
     private static final long serialVersionUID = 1L;
 
@@ -78,12 +81,14 @@ public abstract class NativeAggregateOperator<IN> extends AbstractStreamOperator
     /** What the operator runs. */
     protected final NativeOperatorSpec spec;
 
+    /** Makes where the output batches go. */
+    private final BatchSink.Factory<OUT> sinkFactory;
+
     /** Allocates the input batches and the native plumbing. */
     protected transient BufferAllocator allocator;
-    private transient ArrowToRowData reader;
+    private transient BatchSink<OUT> sink;
     /** The native operator. */
     protected transient ArrowAggregate aggregate;
-    private transient StreamRecord<RowData> outRecord;
     /** Rows in the open bundle (bundled modes). */
     protected transient long bundleCount;
     /** The operator's metrics. */
@@ -93,9 +98,15 @@ public abstract class NativeAggregateOperator<IN> extends AbstractStreamOperator
     /** {@link System#nanoTime} of the last {@code stats} call. */
     private transient long statsPublishedAt;
 
-    /** An operator for {@code spec}. */
-    protected NativeAggregateOperator(NativeOperatorSpec spec) {
+    /** An operator for {@code spec} whose output batches go to the sink {@code sinkFactory} makes. */
+    protected NativeAggregateOperator(NativeOperatorSpec spec, BatchSink.Factory<OUT> sinkFactory) {
         this.spec = spec;
+        this.sinkFactory = sinkFactory;
+    }
+
+    /** Allocates the operator's Arrow buffers (null before it is initialized). */
+    public BufferAllocator allocator() {
+        return allocator;
     }
 
     /** What the operator runs. */
@@ -106,6 +117,16 @@ public abstract class NativeAggregateOperator<IN> extends AbstractStreamOperator
     /** The operator's metrics (null before it is initialized). */
     public NativeOperatorMetrics metrics() {
         return metrics;
+    }
+
+    /** Makes the sink too: a sink may read the task's chain, which Flink drops after setup. */
+    @Override
+    public void setup(
+            StreamTask<?, ?> containingTask,
+            StreamConfig config,
+            Output<StreamRecord<OUT>> output) {
+        super.setup(containingTask, config, output);
+        sink = sinkFactory.open(this, this.output);
     }
 
     /**
@@ -140,8 +161,6 @@ public abstract class NativeAggregateOperator<IN> extends AbstractStreamOperator
         allocator = new RootAllocator();
         aggregate = new ArrowAggregate(spec.planJson(maxParallelism), allocator);
         openInput();
-        reader = new ArrowToRowData(spec.outputType());
-        outRecord = new StreamRecord<>(null);
         stats = new long[NativeAggregate.STATS_LENGTH];
         metrics = NativeOperatorMetrics.register(getMetricGroup());
         OPENED.incrementAndGet();
@@ -272,12 +291,7 @@ public abstract class NativeAggregateOperator<IN> extends AbstractStreamOperator
             return;
         }
         try (out) {
-            reader.bind(out);
-            int rows = reader.rowCount();
-            for (int i = 0; i < rows; i++) {
-                output.collect(outRecord.replace(reader.read(i)));
-            }
-            metrics.batchOut(rows);
+            metrics.batchOut(sink.emit(out));
         }
     }
 
@@ -352,11 +366,15 @@ public abstract class NativeAggregateOperator<IN> extends AbstractStreamOperator
                 metrics.publishNativeNanos(aggregate.nativeNanos());
             }
             closeInput();
+            if (sink != null) {
+                sink.close();
+            }
             if (allocator != null) {
                 allocator.close();
             }
         } finally {
             aggregate = null;
+            sink = null;
             allocator = null;
             super.close();
         }

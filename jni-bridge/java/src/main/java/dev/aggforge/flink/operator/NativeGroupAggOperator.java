@@ -11,18 +11,26 @@ import dev.aggforge.flink.nativelib.AggforgeNativeException;
  * The native group aggregate over rows: they are transposed into Arrow batches ({@link
  * RowDataToArrow}), and a batch is handed to the runtime when it fills, on every watermark,
  * before a checkpoint barrier, at end of input, and in immediate mode when {@code
- * table.exec.aggforge.max-delay} has passed since its first row.
+ * table.exec.aggforge.max-delay} has passed since its first row. Its output is rows ({@link
+ * #rows}) or, for a local phase feeding a columnar exchange, exchange messages.
+ *
+ * @param <OUT> the output records
  */
-public final class NativeGroupAggOperator extends NativeAggregateOperator<RowData> {
+public final class NativeGroupAggOperator<OUT> extends NativeAggregateOperator<RowData, OUT> {
 
     private static final long serialVersionUID = 1L;
 
     private transient RowDataToArrow transposer;
     private transient MaxDelayTimer delay;
 
-    /** An operator for {@code spec}. */
-    public NativeGroupAggOperator(NativeOperatorSpec spec) {
-        super(spec);
+    /** An operator for {@code spec} whose output goes to the sink {@code sinkFactory} makes. */
+    public NativeGroupAggOperator(NativeOperatorSpec spec, BatchSink.Factory<OUT> sinkFactory) {
+        super(spec, sinkFactory);
+    }
+
+    /** An operator for {@code spec} emitting rows. */
+    public static NativeGroupAggOperator<RowData> rows(NativeOperatorSpec spec) {
+        return new NativeGroupAggOperator<>(spec, RowBatchSink.FACTORY);
     }
 
     @Override

@@ -196,7 +196,7 @@ class CompiledPlanTest {
             }
             if (t instanceof OneInputTransformation<?, ?> one
                     && one.getOperatorFactory() instanceof SimpleOperatorFactory<?> factory
-                    && factory.getOperator() instanceof NativeAggregateOperator<?>) {
+                    && factory.getOperator() instanceof NativeAggregateOperator<?, ?>) {
                 uids.add(t.getUid());
             }
             pending.addAll(t.getInputs());

@@ -76,7 +76,7 @@ class NativeGroupAggOperatorTest {
                 new FirstIntKeySelector();
         KeyedOneInputStreamOperatorTestHarness<RowData, RowData, RowData> harness =
                 new KeyedOneInputStreamOperatorTestHarness<>(
-                        new NativeGroupAggOperator(spec),
+                        NativeGroupAggOperator.rows(spec),
                         selector,
                         selector.getProducedType(),
                         MAX_PARALLELISM,

@@ -70,7 +70,7 @@ public final class CompiledGlobalGroupAggregate extends StreamExecGlobalGroupAgg
             PlannerBase planner, ExecNodeConfig config) {
         Transformation<RowData> translated =
                 CompiledStockPlans.translate(
-                        this, planner, config, name -> createTransformationMeta(name, config));
+                        this, planner, config, name -> createTransformationMeta(name, config), null);
         return translated != null ? translated : super.translateToPlanInternal(planner, config);
     }
 }

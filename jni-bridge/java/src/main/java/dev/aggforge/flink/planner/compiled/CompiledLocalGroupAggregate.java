@@ -7,6 +7,7 @@ import org.apache.flink.FlinkVersion;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonCreator;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonProperty;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
@@ -16,6 +17,9 @@ import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeMetadata;
 import org.apache.flink.table.planner.plan.nodes.exec.InputProperty;
 import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecLocalGroupAggregate;
 import org.apache.flink.table.types.logical.RowType;
+
+import dev.aggforge.flink.operator.NativeOperatorSpec;
+import dev.aggforge.flink.planner.nodes.RoutableLocal;
 
 /**
  * Flink's {@link StreamExecLocalGroupAggregate} as read from a compiled plan while aggforge is installed: the same JSON and
@@ -28,7 +32,11 @@ import org.apache.flink.table.types.logical.RowType;
         producedTransformations = {"local-group-aggregate", "aggforge-group-aggregate"},
         minPlanVersion = FlinkVersion.v1_15,
         minStateVersion = FlinkVersion.v1_15)
-public final class CompiledLocalGroupAggregate extends StreamExecLocalGroupAggregate {
+public final class CompiledLocalGroupAggregate extends StreamExecLocalGroupAggregate
+        implements RoutableLocal {
+
+    /** The aggregate its output is routed to, if a columnar exchange asked. */
+    @JsonIgnore private transient NativeOperatorSpec receiver;
 
     /** Restores the node from a compiled plan (the stock node's JSON creator). */
     @JsonCreator
@@ -57,11 +65,16 @@ public final class CompiledLocalGroupAggregate extends StreamExecLocalGroupAggre
     }
 
     @Override
+    public void routeTo(NativeOperatorSpec receiver) {
+        this.receiver = receiver;
+    }
+
+    @Override
     protected Transformation<RowData> translateToPlanInternal(
             PlannerBase planner, ExecNodeConfig config) {
         Transformation<RowData> translated =
                 CompiledStockPlans.translate(
-                        this, planner, config, name -> createTransformationMeta(name, config));
+                        this, planner, config, name -> createTransformationMeta(name, config), receiver);
         return translated != null ? translated : super.translateToPlanInternal(planner, config);
     }
 }

@@ -17,6 +17,7 @@ import org.apache.flink.table.planner.plan.utils.ExecNodeMetadataUtil;
 import org.apache.flink.table.types.logical.RowType;
 
 import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.operator.NativeOperatorSpec;
 import dev.aggforge.flink.plan.Preflight;
 import dev.aggforge.flink.planner.describe.StockAggregate;
 import dev.aggforge.flink.planner.nodes.AggforgeDecision;
@@ -67,12 +68,15 @@ public final class CompiledStockPlans {
      * else null (the caller then runs Flink's own translation).
      *
      * @param meta the node's transformation metadata for a transformation name
+     * @param receiver the aggregate a local phase's output is routed to, or null ({@link
+     *     dev.aggforge.flink.planner.nodes.RoutableLocal})
      */
     static Transformation<RowData> translate(
             ExecNodeBase<RowData> node,
             PlannerBase planner,
             ExecNodeConfig config,
-            Function<String, TransformationMetadata> meta) {
+            Function<String, TransformationMetadata> meta,
+            NativeOperatorSpec receiver) {
         if (!Preflight.enabled(config)) {
             return null;
         }
@@ -92,6 +96,7 @@ public final class CompiledStockPlans {
                 meta.apply(StreamExecAggforgeGroupAggregate.TRANSFORMATION),
                 decision.spec(),
                 stock.grouping(),
-                config.get(AggforgeOptions.COLUMNAR_EXCHANGE));
+                config.get(AggforgeOptions.COLUMNAR_EXCHANGE),
+                receiver);
     }
 }

@@ -33,6 +33,7 @@ import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.exchange.ColumnarExchangePartitioner;
 import dev.aggforge.flink.exchange.ColumnarExchangeSender;
 import dev.aggforge.flink.exchange.ExchangeFeedOperator;
+import dev.aggforge.flink.exchange.MessageForwarder;
 import dev.aggforge.flink.operator.NativeOperatorSpec;
 
 import static org.apache.flink.runtime.state.KeyGroupRangeAssignment.DEFAULT_LOWER_BOUND_MAX_PARALLELISM;
@@ -40,12 +41,17 @@ import static org.apache.flink.runtime.state.KeyGroupRangeAssignment.DEFAULT_LOW
 /**
  * Where a keyed native aggregate is fed by Flink's exchange on exactly its group keys (or, with
  * no keys, by the singleton exchange), that exchange is translated here instead of by Flink:
- * either as the columnar exchange ({@link ColumnarExchangeSender} chained to the sending task,
- * {@link ColumnarExchangePartitioner} on the edge) or, when it is switched off, as Flink's own
+ * either as the columnar exchange ({@link ColumnarExchangeSender} chained to the sending task, or
+ * {@link MessageForwarder} behind a native local phase that routes its own output, and {@link
+ * ColumnarExchangePartitioner} on the edge) or, when it is switched off, as Flink's own
  * exchange behind {@link ExchangeFeedOperator}, which stands where the sender stands so both
  * plans have the same operators and a savepoint restores across the switch.
  */
 public final class ColumnarExchange {
+
+    /** The type of exchange messages. */
+    private static final PrimitiveArrayTypeInfo<byte[]> BYTES =
+            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO;
 
     private ColumnarExchange() {}
 
@@ -66,20 +72,43 @@ public final class ColumnarExchange {
             return (Transformation<RowData>) upstreamEdge().translateToPlan(planner);
         }
 
-        /** The columnar exchange: messages routed to the aggregate's subtasks. */
+        /**
+         * The columnar exchange: messages routed to the aggregate's subtasks, by a native local
+         * phase upstream that routes its own output ({@link RoutableLocal}) or else by {@link
+         * ColumnarExchangeSender} from the upstream's rows.
+         */
         Transformation<byte[]> columnar(
                 PlannerBase planner, TransformationMetadata meta, NativeOperatorSpec spec) {
-            Transformation<RowData> upstream = upstream(planner);
-            OneInputTransformation<RowData, byte[]> sender =
-                    chained(
-                            upstream,
-                            senderMeta(meta),
-                            new ColumnarExchangeSender(spec),
-                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
+            Optional<Transformation<byte[]>> routed = routedLocal(planner, spec);
+            OneInputTransformation<?, byte[]> sender =
+                    routed.isPresent()
+                            ? chained(routed.get(), senderMeta(meta), new MessageForwarder(), BYTES)
+                            : chained(
+                                    upstream(planner),
+                                    senderMeta(meta),
+                                    new ColumnarExchangeSender(spec),
+                                    BYTES);
             PartitionTransformation<byte[]> edge =
                     new PartitionTransformation<>(sender, new ColumnarExchangePartitioner());
             edge.setParallelism(parallelism());
             return edge;
+        }
+
+        /**
+         * The upstream's messages for the aggregate running {@code receiver} if the upstream is a
+         * native local phase that can route its output to it.
+         */
+        @SuppressWarnings("unchecked")
+        private Optional<Transformation<byte[]>> routedLocal(
+                PlannerBase planner, NativeOperatorSpec receiver) {
+            if (!(upstreamEdge().getSource() instanceof RoutableLocal local)) {
+                return Optional.empty();
+            }
+            local.routeTo(receiver);
+            Transformation<?> translated = upstreamEdge().translateToPlan(planner);
+            return BYTES.equals(translated.getOutputType())
+                    ? Optional.of((Transformation<byte[]>) translated)
+                    : Optional.empty();
         }
 
         /** Flink's row exchange, behind the pass-through operator. */
@@ -168,8 +197,8 @@ public final class ColumnarExchange {
     }
 
     /** A transformation of {@code operator} chained to {@code input}'s task. */
-    private static <O> OneInputTransformation<RowData, O> chained(
-            Transformation<RowData> input,
+    private static <I, O> OneInputTransformation<I, O> chained(
+            Transformation<I> input,
             TransformationMetadata meta,
             StreamOperator<O> operator,
             org.apache.flink.api.common.typeinfo.TypeInformation<O> outputType) {

@@ -4,9 +4,11 @@ import java.util.List;
 import java.util.Optional;
 
 import org.apache.flink.FlinkVersion;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonCreator;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonIgnore;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonProperty;
 import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
@@ -31,6 +33,7 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 
 import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.exchange.MessageBatchSink;
 import dev.aggforge.flink.exchange.MessageKeySelector;
 import dev.aggforge.flink.nativelib.ArrowAggregate;
 import dev.aggforge.flink.operator.ColumnarGroupAggOperator;
@@ -55,7 +58,7 @@ import dev.aggforge.flink.plan.Preflight;
         minPlanVersion = FlinkVersion.v1_15,
         minStateVersion = FlinkVersion.v1_15)
 public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData>
-        implements StreamExecNode<RowData>, SingleTransformationTranslator<RowData> {
+        implements StreamExecNode<RowData>, SingleTransformationTranslator<RowData>, RoutableLocal {
 
     /** The node's name in compiled plans. */
     public static final String NAME = "stream-exec-aggforge-group-aggregate";
@@ -74,6 +77,9 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
 
     @JsonProperty(FIELD_NAME_GROUPING)
     private final int[] grouping;
+
+    /** The aggregate a local phase's output is routed to, if a columnar exchange asked. */
+    @JsonIgnore private transient NativeOperatorSpec receiver;
 
     /**
      * @param persistedConfig the replaced stock node's persisted configuration
@@ -135,6 +141,11 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
     }
 
     @Override
+    public void routeTo(NativeOperatorSpec receiver) {
+        this.receiver = receiver;
+    }
+
+    @Override
     protected Transformation<RowData> translateToPlanInternal(
             PlannerBase planner, ExecNodeConfig config) {
         checkExecutable(config);
@@ -144,7 +155,8 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
                 createTransformationMeta(TRANSFORMATION, config),
                 spec,
                 grouping,
-                config.get(AggforgeOptions.COLUMNAR_EXCHANGE));
+                config.get(AggforgeOptions.COLUMNAR_EXCHANGE),
+                receiver);
     }
 
     /**
@@ -152,7 +164,10 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
      * transformation, then {@link NativeGroupAggOperator} keyed by {@code grouping} (the local
      * phase is not keyed). A keyed aggregate fed by Flink's exchange on its keys gets the
      * columnar exchange instead ({@link ColumnarExchange}) when {@code columnarExchange}, else
-     * that exchange behind a pass-through operator standing where the sender would.
+     * that exchange behind a pass-through operator standing where the sender would. A local
+     * phase whose output the aggregate running {@code receiver} reads as is (non-null when a
+     * columnar exchange asked, {@link RoutableLocal}) emits exchange messages for it instead of
+     * rows: the transformation's records are then {@code byte[]}, whatever its type says.
      */
     @SuppressWarnings("unchecked")
     public static Transformation<RowData> translateNative(
@@ -161,7 +176,8 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
             TransformationMetadata meta,
             NativeOperatorSpec spec,
             int[] grouping,
-            boolean columnarExchange) {
+            boolean columnarExchange,
+            NativeOperatorSpec receiver) {
         ExecEdge inputEdge = node.getInputEdges().get(0);
         RowType inputRowType = (RowType) inputEdge.getOutputType();
         RowDataKeySelector selector =
@@ -188,8 +204,23 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
                 feed.isPresent()
                         ? feed.get().rows(planner, meta)
                         : (Transformation<RowData>) inputEdge.translateToPlan(planner);
+        if (receiver != null && MessageBatchSink.routable(spec, receiver)) {
+            SimpleOperatorFactory<byte[]> factory =
+                    SimpleOperatorFactory.of(
+                            new NativeGroupAggOperator<>(spec, MessageBatchSink.to(receiver)));
+            factory.setChainingStrategy(ChainingStrategy.ALWAYS);
+            Transformation<?> messages =
+                    ExecNodeUtil.createOneInputTransformation(
+                            input,
+                            meta,
+                            factory,
+                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
+                            input.getParallelism(),
+                            false);
+            return (Transformation<RowData>) messages;
+        }
         SimpleOperatorFactory<RowData> factory =
-                SimpleOperatorFactory.of(new NativeGroupAggOperator(spec));
+                SimpleOperatorFactory.of(NativeGroupAggOperator.rows(spec));
         factory.setChainingStrategy(ChainingStrategy.ALWAYS);
         OneInputTransformation<RowData, RowData> transform =
                 ExecNodeUtil.createOneInputTransformation(

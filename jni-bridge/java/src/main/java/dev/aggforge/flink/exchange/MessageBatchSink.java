@@ -1,0 +1,132 @@
+package dev.aggforge.flink.exchange;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.operators.Output;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+import dev.aggforge.flink.nativelib.ArrowExchange;
+import dev.aggforge.flink.operator.BatchSink;
+import dev.aggforge.flink.operator.NativeAggregateOperator;
+import dev.aggforge.flink.operator.NativeOperatorSpec;
+
+/**
+ * The output of a native local phase that feeds a columnar exchange: each flushed batch of
+ * partials is routed by the native router to the subtasks of the global aggregate that owns its
+ * keys and emitted as exchange messages, with no row read back in Java and transposed again. The
+ * chain ends in {@link MessageForwarder}, whose network output gives the channels and key groups.
+ *
+ * <p>The local's batch is the global's input batch as is: planning admits this path only when the
+ * global reads every column of the local's output in order, without row kinds ({@link
+ * #routable}); the local's {@code $row_kind} column (every partial is +I) is left out.
+ */
+public final class MessageBatchSink implements BatchSink<byte[]> {
+
+    /** The native column of row kinds in output batches. */
+    private static final String ROW_KIND_COLUMN = "$row_kind";
+
+    private final NativeAggregateOperator<?, byte[]> operator;
+    private final NativeOperatorSpec receiver;
+    private final NetworkOutput network;
+    /** The native router, made at the first batch (the operator's allocator exists by then). */
+    private ArrowExchange router;
+
+    private final Output<StreamRecord<byte[]>> output;
+    private final StreamRecord<byte[]> outRecord = new StreamRecord<>(null);
+    /** Flink's numRecordsOut of the local operator, which counted a record per message. */
+    private final Counter recordsOut;
+
+    private MessageBatchSink(
+            NativeAggregateOperator<?, byte[]> operator,
+            NativeOperatorSpec receiver,
+            Output<StreamRecord<byte[]>> output) {
+        this.operator = operator;
+        this.receiver = receiver;
+        this.network = NetworkOutput.of(operator);
+        this.output = output;
+        this.recordsOut = operator.getMetricGroup().getIOMetricGroup().getNumRecordsOutCounter();
+    }
+
+    /**
+     * Whether a local phase running {@code local} can route its output to the aggregate running
+     * {@code receiver}: that aggregate reads every column of the local's output rows, in order,
+     * and no row kinds.
+     */
+    public static boolean routable(NativeOperatorSpec local, NativeOperatorSpec receiver) {
+        if (local.mode() != NativeOperatorSpec.Mode.LOCAL
+                || receiver.withRowKind()
+                || !local.outputType().equals(receiver.inputType())) {
+            return false;
+        }
+        int[] columns = receiver.columns();
+        if (columns.length != receiver.inputType().getFieldCount()) {
+            return false;
+        }
+        for (int i = 0; i < columns.length; i++) {
+            if (columns[i] != i) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Makes the sink of a local phase feeding the aggregate that runs {@code receiver}. */
+    public static Factory<byte[]> to(NativeOperatorSpec receiver) {
+        return (operator, output) -> new MessageBatchSink(operator, receiver, output);
+    }
+
+    @Override
+    public int emit(VectorSchemaRoot batch) {
+        int rows = batch.getRowCount();
+        if (rows == 0) {
+            return 0;
+        }
+        if (router == null) {
+            router =
+                    new ArrowExchange(
+                            receiver.planJson(network.keyGroups()),
+                            network.channels(),
+                            network.keyGroups(),
+                            operator.allocator());
+        }
+        byte[][] messages;
+        try (VectorSchemaRoot partials = withoutRowKinds(batch)) {
+            messages = router.route(partials);
+        }
+        for (byte[] message : messages) {
+            output.collect(outRecord.replace(message));
+        }
+        recordsOut.inc(rows - messages.length);
+        return rows;
+    }
+
+    /**
+     * {@code batch}'s columns but the row kinds, as a root over the same vectors (closing it
+     * releases nothing {@code batch} holds: the vectors are transferred into new ones).
+     */
+    private static VectorSchemaRoot withoutRowKinds(VectorSchemaRoot batch) {
+        List<FieldVector> columns = new ArrayList<>();
+        for (FieldVector vector : batch.getFieldVectors()) {
+            if (!vector.getName().equals(ROW_KIND_COLUMN)) {
+                var pair = vector.getTransferPair(vector.getAllocator());
+                pair.transfer();
+                columns.add((FieldVector) pair.getTo());
+            }
+        }
+        VectorSchemaRoot partials = new VectorSchemaRoot(columns);
+        partials.setRowCount(batch.getRowCount());
+        return partials;
+    }
+
+    @Override
+    public void close() {
+        if (router != null) {
+            router.close();
+            router = null;
+        }
+    }
+}

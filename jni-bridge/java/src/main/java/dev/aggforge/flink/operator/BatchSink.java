@@ -1,0 +1,35 @@
+package dev.aggforge.flink.operator;
+
+import java.io.Serializable;
+
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.streaming.api.operators.Output;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+/**
+ * Where a native operator's output batches go: rows downstream ({@link RowBatchSink}), or
+ * exchange messages routed to the subtasks of the aggregate the output feeds ({@code
+ * dev.aggforge.flink.exchange.MessageBatchSink}).
+ *
+ * @param <OUT> the operator's output records
+ */
+public interface BatchSink<OUT> {
+
+    /** Emits {@code batch}'s rows (the caller closes it); returns how many rows it held. */
+    int emit(VectorSchemaRoot batch);
+
+    /** Frees what the sink holds. */
+    void close();
+
+    /**
+     * Makes an operator's sink when the operator opens (the factory is part of the serialized
+     * operator; the sink is not).
+     *
+     * @param <OUT> the operator's output records
+     */
+    interface Factory<OUT> extends Serializable {
+
+        /** The sink of {@code operator}, emitting to {@code output}. */
+        BatchSink<OUT> open(NativeAggregateOperator<?, OUT> operator, Output<StreamRecord<OUT>> output);
+    }
+}
