@@ -41,14 +41,35 @@ pub unsafe fn route(
 ) -> BridgeResult<Vec<(u32, Vec<u8>)>> {
     // SAFETY: our caller guarantees `import_batch`'s contract.
     let batch = unsafe { import_batch(in_array, in_schema) }?;
-    ROUTERS.with(handle, |router| {
-        let parts = router.route(&batch)?;
-        let mut messages = Vec::with_capacity(parts.len());
-        for (channel, part) in parts {
-            messages.push((channel, encode(channel, &part)?));
-        }
-        Ok(messages)
-    })
+    ROUTERS.with(handle, |router| encode_all(router.route(&batch)?))
+}
+
+/// Holds the batch exported at `in_array`/`in_schema` for the next
+/// [`route_held`]; returns the rows held now. The export is consumed even
+/// when the call fails.
+///
+/// # Safety
+/// `in_array`/`in_schema` must meet [`import_batch`]'s contract.
+pub unsafe fn hold(handle: u64, in_array: i64, in_schema: i64) -> BridgeResult<usize> {
+    // SAFETY: our caller guarantees `import_batch`'s contract.
+    let batch = unsafe { import_batch(in_array, in_schema) }?;
+    ROUTERS.with(handle, |router| Ok(router.hold(batch)?))
+}
+
+/// Routes the held batches as one: one message per channel with rows.
+pub fn route_held(handle: u64) -> BridgeResult<Vec<(u32, Vec<u8>)>> {
+    ROUTERS.with(handle, |router| encode_all(router.route_held()?))
+}
+
+/// One message per routed part.
+fn encode_all(
+    parts: Vec<(u32, arrow_array::RecordBatch)>,
+) -> BridgeResult<Vec<(u32, Vec<u8>)>> {
+    let mut messages = Vec::with_capacity(parts.len());
+    for (channel, part) in parts {
+        messages.push((channel, encode(channel, &part)?));
+    }
+    Ok(messages)
 }
 
 /// Closes the router; its handle is invalid from now on.

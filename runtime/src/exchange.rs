@@ -13,6 +13,7 @@ use std::io::Cursor;
 use arrow_array::{RecordBatch, UInt32Array};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
+use arrow_select::concat::concat_batches;
 use arrow_select::take::take_record_batch;
 
 use crate::error::{AggError, Result};
@@ -35,6 +36,8 @@ pub struct ExchangeRouter {
     /// Scratch: each row's key hash, then its channel.
     hashes: Vec<i32>,
     targets: Vec<u32>,
+    /// Batches held for the next [`route_held`](Self::route_held), in order.
+    held: Vec<RecordBatch>,
 }
 
 impl ExchangeRouter {
@@ -60,6 +63,7 @@ impl ExchangeRouter {
             channels,
             hashes: Vec::new(),
             targets: Vec::new(),
+            held: Vec::new(),
         })
     }
 
@@ -112,6 +116,46 @@ impl ExchangeRouter {
             }
         }
         Ok(out)
+    }
+}
+
+impl ExchangeRouter {
+    /// Holds `batch` (of the schema of the batches held before it) for the
+    /// next [`route_held`](Self::route_held), so that small batches leave as
+    /// one; returns the rows held now. A batch of another schema is refused
+    /// and nothing changes.
+    pub fn hold(&mut self, batch: RecordBatch) -> Result<usize> {
+        if let Some(first) = self.held.first() {
+            if first.schema() != batch.schema() {
+                return Err(AggError::Input(format!(
+                    "a batch of schema {} cannot join held batches of schema {}",
+                    batch.schema(),
+                    first.schema()
+                )));
+            }
+        }
+        self.held.push(batch);
+        Ok(self.held_rows())
+    }
+
+    /// The rows held for the next [`route_held`](Self::route_held).
+    pub fn held_rows(&self) -> usize {
+        self.held.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// Routes the held batches as one batch, rows in the order they were
+    /// held (as [`route`](Self::route)), and holds nothing afterwards, also
+    /// when routing fails.
+    pub fn route_held(&mut self) -> Result<Vec<(u32, RecordBatch)>> {
+        let held = std::mem::take(&mut self.held);
+        match held.as_slice() {
+            [] => Ok(Vec::new()),
+            [one] => self.route(one),
+            [first, ..] => {
+                let batch = concat_batches(&first.schema(), &held)?;
+                self.route(&batch)
+            }
+        }
     }
 }
 
@@ -257,6 +301,31 @@ mod tests {
         assert_eq!(routed.len(), 1);
         assert_eq!(routed[0].1, same_key);
         assert!(many.route(&input.slice(0, 0)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn held_batches_leave_as_one_in_their_order() {
+        let input = batch(300);
+        let mut router = ExchangeRouter::new(&plan(vec![SqlType::of("BIGINT")]), 3, 128).unwrap();
+        let whole = router.route(&input).unwrap();
+        assert_eq!(router.hold(input.slice(0, 100)).unwrap(), 100);
+        assert_eq!(router.hold(input.slice(100, 1)).unwrap(), 101);
+        assert_eq!(router.hold(input.slice(101, 199)).unwrap(), 300);
+        assert_eq!(router.route_held().unwrap(), whole);
+        assert_eq!(router.held_rows(), 0);
+        assert!(router.route_held().unwrap().is_empty());
+        router.hold(input.slice(0, 5)).unwrap();
+        let other = RecordBatch::try_from_iter([(
+            "k",
+            Arc::new(Int64Array::from(vec![1, 2])) as Arc<dyn Array>,
+        )])
+        .unwrap();
+        assert!(router
+            .hold(other)
+            .unwrap_err()
+            .to_string()
+            .contains("cannot join"));
+        assert_eq!(router.held_rows(), 5);
     }
 
     #[test]

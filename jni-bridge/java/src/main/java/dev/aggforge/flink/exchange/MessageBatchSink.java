@@ -11,14 +11,20 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 import dev.aggforge.flink.nativelib.ArrowExchange;
 import dev.aggforge.flink.operator.BatchSink;
+import dev.aggforge.flink.operator.MaxDelayTimer;
 import dev.aggforge.flink.operator.NativeAggregateOperator;
 import dev.aggforge.flink.operator.NativeOperatorSpec;
 
 /**
- * The output of a native local phase that feeds a columnar exchange: each flushed batch of
- * partials is routed by the native router to the subtasks of the global aggregate that owns its
- * keys and emitted as exchange messages, with no row read back in Java and transposed again. The
+ * The output of a native local phase that feeds a columnar exchange: flushed batches of partials
+ * are held natively and routed by the native router to the subtasks of the global aggregate that
+ * owns their keys, as exchange messages, with no row read back in Java and transposed again. The
  * chain ends in {@link MessageForwarder}, whose network output gives the channels and key groups.
+ *
+ * <p>As the sender does with rows, the sink sends what it holds when it holds {@code
+ * table.exec.aggforge.batch-size} rows, at every watermark, before a checkpoint barrier, at end
+ * of input ({@link #flush}), and {@code table.exec.aggforge.max-delay} after it started holding:
+ * a local bundle's partials alone (one per key) would make many small messages.
  *
  * <p>The local's batch is the global's input batch as is: planning admits this path only when the
  * global reads every column of the local's output in order, without row kinds ({@link
@@ -39,6 +45,10 @@ public final class MessageBatchSink implements BatchSink<byte[]> {
     private final StreamRecord<byte[]> outRecord = new StreamRecord<>(null);
     /** Flink's numRecordsOut of the local operator, which counted a record per message. */
     private final Counter recordsOut;
+    /** Starts when the sink starts holding rows; sends them when the max delay has passed. */
+    private final MaxDelayTimer delay;
+    /** Rows held by the router. */
+    private int heldRows;
 
     private MessageBatchSink(
             NativeAggregateOperator<?, byte[]> operator,
@@ -49,6 +59,7 @@ public final class MessageBatchSink implements BatchSink<byte[]> {
         this.network = NetworkOutput.of(operator);
         this.output = output;
         this.recordsOut = operator.getMetricGroup().getIOMetricGroup().getNumRecordsOutCounter();
+        this.delay = new MaxDelayTimer(operator.processingTime(), receiver.maxDelayMs(), this::flush);
     }
 
     /**
@@ -93,15 +104,31 @@ public final class MessageBatchSink implements BatchSink<byte[]> {
                             network.keyGroups(),
                             operator.allocator());
         }
-        byte[][] messages;
+        boolean started = heldRows == 0;
         try (VectorSchemaRoot partials = withoutRowKinds(batch)) {
-            messages = router.route(partials);
+            heldRows = router.hold(partials);
         }
+        if (heldRows >= receiver.batchSize()) {
+            flush();
+        } else if (started) {
+            // The held rows count as one batch whose first row just came.
+            delay.rowAdded(1);
+        }
+        return rows;
+    }
+
+    @Override
+    public void flush() {
+        if (heldRows == 0 || router == null) {
+            return;
+        }
+        byte[][] messages = router.routeHeld();
+        int rows = heldRows;
+        heldRows = 0;
         for (byte[] message : messages) {
             output.collect(outRecord.replace(message));
         }
         recordsOut.inc(rows - messages.length);
-        return rows;
     }
 
     /**

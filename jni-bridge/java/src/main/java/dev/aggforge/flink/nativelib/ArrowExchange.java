@@ -42,9 +42,7 @@ public final class ArrowExchange implements AutoCloseable {
      * the caller may reset it): one message per channel with rows.
      */
     public byte[][] route(VectorSchemaRoot batch) {
-        if (handle == 0) {
-            throw new IllegalStateException("the exchange router is closed");
-        }
+        checkOpen();
         Data.exportVectorSchemaRoot(allocator, batch, null, inArray, inSchema);
         long start = System.nanoTime();
         try {
@@ -53,6 +51,40 @@ public final class ArrowExchange implements AutoCloseable {
             nativeNanos += System.nanoTime() - start;
             inArray.release();
             inSchema.release();
+        }
+    }
+
+    /**
+     * Holds {@code batch} (not modified; the native side keeps its own reference to the
+     * buffers, so the caller may close it) for {@link #routeHeld}; returns the rows held now.
+     */
+    public int hold(VectorSchemaRoot batch) {
+        checkOpen();
+        Data.exportVectorSchemaRoot(allocator, batch, null, inArray, inSchema);
+        long start = System.nanoTime();
+        try {
+            return NativeExchange.hold(handle, inArray.memoryAddress(), inSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+            inArray.release();
+            inSchema.release();
+        }
+    }
+
+    /** Routes the held batches as one: one message per channel with rows. */
+    public byte[][] routeHeld() {
+        checkOpen();
+        long start = System.nanoTime();
+        try {
+            return NativeExchange.routeHeld(handle);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+    }
+
+    private void checkOpen() {
+        if (handle == 0) {
+            throw new IllegalStateException("the exchange router is closed");
         }
     }
 

@@ -18,6 +18,12 @@ public interface BatchSink<OUT> {
     /** Emits {@code batch}'s rows (the caller closes it); returns how many rows it held. */
     int emit(VectorSchemaRoot batch);
 
+    /**
+     * Sends what the sink still holds: called at every watermark, before a checkpoint barrier
+     * and at end of input, after the operator's bundle was flushed.
+     */
+    default void flush() {}
+
     /** Frees what the sink holds. */
     void close();
 

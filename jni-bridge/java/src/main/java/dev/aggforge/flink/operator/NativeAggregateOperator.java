@@ -24,6 +24,7 @@ import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
 import org.apache.flink.streaming.runtime.tasks.StreamTask;
 
 import dev.aggforge.flink.AggforgeOptions;
@@ -286,6 +287,19 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         }
     }
 
+    /** At a boundary (watermark, barrier, end of input): the bundle, then what the sink holds. */
+    private void finishBundleAndSink() {
+        finishBundle();
+        if (sink != null) {
+            sink.flush();
+        }
+    }
+
+    /** The processing-time service of the operator (its sink's max-delay clock). */
+    public ProcessingTimeService processingTime() {
+        return getProcessingTimeService();
+    }
+
     private void emit(VectorSchemaRoot out) {
         if (out == null) {
             return;
@@ -297,14 +311,14 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
-        finishBundle();
+        finishBundleAndSink();
         super.processWatermark(mark);
     }
 
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
         super.prepareSnapshotPreBarrier(checkpointId);
-        finishBundle();
+        finishBundleAndSink();
         publishMetrics(true);
     }
 
@@ -346,13 +360,13 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
 
     @Override
     public void endInput() throws Exception {
-        finishBundle();
+        finishBundleAndSink();
         publishMetrics(true);
     }
 
     @Override
     public void finish() throws Exception {
-        finishBundle();
+        finishBundleAndSink();
         publishMetrics(true);
         super.finish();
     }
