@@ -8,6 +8,7 @@ use arrow_array::RecordBatch;
 use aggforge_runtime::exchange;
 
 use crate::error::{BridgeError, BridgeResult};
+use crate::exchange as routers;
 use crate::ffi::{export_batch, import_batch};
 use crate::registry::Registry;
 
@@ -127,6 +128,20 @@ pub unsafe fn flush(handle: u64, out_array: i64, out_schema: i64) -> BridgeResul
     // SAFETY: our caller guarantees `export_batch`'s contract for the output
     // addresses, which is `emit`'s when there are rows.
     unsafe { emit(output, out_array, out_schema) }
+}
+
+/// Finishes the open bundle (a local phase's) and holds its partials in the
+/// exchange router `router` for that router's next `route_held`, with no
+/// batch crossing to Java; returns the rows flushed.
+pub fn flush_into(handle: u64, router: u64) -> BridgeResult<usize> {
+    match OPERATORS.with(handle, |op| Ok(op.flush()?))? {
+        None => Ok(0),
+        Some(batch) => {
+            let rows = batch.num_rows();
+            routers::hold_output(router, batch)?;
+            Ok(rows)
+        }
+    }
 }
 
 /// The operator's state, one payload per key group in the runtime's

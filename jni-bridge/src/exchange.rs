@@ -4,6 +4,8 @@
 
 use aggforge_runtime::exchange::{encode, ExchangeRouter};
 use aggforge_runtime::plan::AggPlan;
+use aggforge_runtime::types::ROW_KIND_COLUMN;
+use arrow_array::RecordBatch;
 
 use crate::error::{BridgeError, BridgeResult};
 use crate::ffi::import_batch;
@@ -56,15 +58,28 @@ pub unsafe fn hold(handle: u64, in_array: i64, in_schema: i64) -> BridgeResult<u
     ROUTERS.with(handle, |router| Ok(router.hold(batch)?))
 }
 
+/// Holds an operator's output `batch` for the next [`route_held`], without
+/// its row kinds (the receiving aggregate reads none); returns the rows
+/// held now.
+pub fn hold_output(handle: u64, batch: RecordBatch) -> BridgeResult<usize> {
+    let batch = match batch.schema().index_of(ROW_KIND_COLUMN) {
+        Ok(kinds) => {
+            let mut batch = batch;
+            batch.remove_column(kinds);
+            batch
+        }
+        Err(_) => batch,
+    };
+    ROUTERS.with(handle, |router| Ok(router.hold(batch)?))
+}
+
 /// Routes the held batches as one: one message per channel with rows.
 pub fn route_held(handle: u64) -> BridgeResult<Vec<(u32, Vec<u8>)>> {
     ROUTERS.with(handle, |router| encode_all(router.route_held()?))
 }
 
 /// One message per routed part.
-fn encode_all(
-    parts: Vec<(u32, arrow_array::RecordBatch)>,
-) -> BridgeResult<Vec<(u32, Vec<u8>)>> {
+fn encode_all(parts: Vec<(u32, RecordBatch)>) -> BridgeResult<Vec<(u32, Vec<u8>)>> {
     let mut messages = Vec::with_capacity(parts.len());
     for (channel, part) in parts {
         messages.push((channel, encode(channel, &part)?));

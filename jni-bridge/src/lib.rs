@@ -272,6 +272,22 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_routeHel
     })
 }
 
+/// `static native int flushInto(long handle, long router)` of
+/// `NativeAggregate`: the bundle's partials held by the router; the rows
+/// flushed.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_flushInto<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    router: jlong,
+) -> jint {
+    entry(&mut env, 0, |_| {
+        let rows = aggregate::flush_into(handle as u64, router as u64)?;
+        jint::try_from(rows).map_err(|_| BridgeError::Ffi(format!("{rows} flushed rows")))
+    })
+}
+
 /// `static native void close(long handle)` of `NativeExchange`.
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_close<'l>(

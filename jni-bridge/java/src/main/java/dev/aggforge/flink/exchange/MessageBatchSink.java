@@ -9,6 +9,7 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
+import dev.aggforge.flink.nativelib.ArrowAggregate;
 import dev.aggforge.flink.nativelib.ArrowExchange;
 import dev.aggforge.flink.operator.BatchSink;
 import dev.aggforge.flink.operator.MaxDelayTimer;
@@ -16,9 +17,10 @@ import dev.aggforge.flink.operator.NativeAggregateOperator;
 import dev.aggforge.flink.operator.NativeOperatorSpec;
 
 /**
- * The output of a native local phase that feeds a columnar exchange: flushed batches of partials
- * are held natively and routed by the native router to the subtasks of the global aggregate that
- * owns their keys, as exchange messages, with no row read back in Java and transposed again. The
+ * The output of a native local phase that feeds a columnar exchange: a flushed bundle's partials
+ * go from the native aggregate straight to the native router ({@link ArrowAggregate#flushInto}),
+ * which holds them and routes them to the subtasks of the global aggregate that owns their keys
+ * as exchange messages; no partial crosses to Java as a batch or a row. The
  * chain ends in {@link MessageForwarder}, whose network output gives the channels and key groups.
  *
  * <p>As the sender does with rows, the sink sends what it holds when it holds {@code
@@ -38,7 +40,7 @@ public final class MessageBatchSink implements BatchSink<byte[]> {
     private final NativeAggregateOperator<?, byte[]> operator;
     private final NativeOperatorSpec receiver;
     private final NetworkOutput network;
-    /** The native router, made at the first batch (the operator's allocator exists by then). */
+    /** The native router (see {@link #router()}). */
     private ArrowExchange router;
 
     private final Output<StreamRecord<byte[]>> output;
@@ -92,10 +94,29 @@ public final class MessageBatchSink implements BatchSink<byte[]> {
 
     @Override
     public int emit(VectorSchemaRoot batch) {
-        int rows = batch.getRowCount();
-        if (rows == 0) {
+        if (batch.getRowCount() == 0) {
             return 0;
         }
+        int rows = batch.getRowCount();
+        try (VectorSchemaRoot partials = withoutRowKinds(batch)) {
+            held(router().hold(partials));
+        }
+        return rows;
+    }
+
+    /** The bundle's partials go from the aggregate to the router without crossing to Java. */
+    @Override
+    public int emitFlush(ArrowAggregate aggregate) {
+        ArrowExchange router = router();
+        int rows = aggregate.flushInto(router);
+        if (rows > 0) {
+            held(heldRows + rows);
+        }
+        return rows;
+    }
+
+    /** The router, made at the first batch (the operator's allocator exists by then). */
+    private ArrowExchange router() {
         if (router == null) {
             router =
                     new ArrowExchange(
@@ -104,17 +125,19 @@ public final class MessageBatchSink implements BatchSink<byte[]> {
                             network.keyGroups(),
                             operator.allocator());
         }
+        return router;
+    }
+
+    /** The router now holds {@code rows} rows: sends them when enough, else starts the clock. */
+    private void held(int rows) {
         boolean started = heldRows == 0;
-        try (VectorSchemaRoot partials = withoutRowKinds(batch)) {
-            heldRows = router.hold(partials);
-        }
+        heldRows = rows;
         if (heldRows >= receiver.batchSize()) {
             flush();
         } else if (started) {
             // The held rows count as one batch whose first row just came.
             delay.rowAdded(1);
         }
-        return rows;
     }
 
     @Override

@@ -126,6 +126,20 @@ public final class ArrowAggregate implements AutoCloseable {
         return emitted ? importOutput() : null;
     }
 
+    /**
+     * Finishes the open bundle of a local phase into {@code router}, which holds the partials for
+     * its next {@link ArrowExchange#routeHeld}; returns the rows flushed.
+     */
+    public int flushInto(ArrowExchange router) {
+        checkOpen();
+        long start = System.nanoTime();
+        try {
+            return NativeAggregate.flushInto(handle, router.handle());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+    }
+
     /** Imports the output batch; the import takes the structs over and closes them. */
     private VectorSchemaRoot importOutput() {
         ArrowArray array = outArray;

@@ -82,6 +82,12 @@ public final class ArrowExchange implements AutoCloseable {
         }
     }
 
+    /** The native handle (0 once closed). */
+    long handle() {
+        checkOpen();
+        return handle;
+    }
+
     private void checkOpen() {
         if (handle == 0) {
             throw new IllegalStateException("the exchange router is closed");

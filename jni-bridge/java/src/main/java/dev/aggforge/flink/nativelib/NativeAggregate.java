@@ -67,6 +67,13 @@ public final class NativeAggregate {
     public static native boolean flush(long handle, long outArrayAddress, long outSchemaAddress);
 
     /**
+     * Finishes the open bundle of a local phase and hands its partials, without row kinds, to the
+     * exchange router {@code router} ({@link NativeExchange#hold}) instead of to Java; returns the
+     * rows flushed.
+     */
+    public static native int flushInto(long handle, long router);
+
+    /**
      * The operator's state: one payload per key group with state, in ascending key group order,
      * in the runtime's versioned snapshot format (its header names the key group: {@link
      * #keyGroupOf}). The bundle must be flushed first.

@@ -274,13 +274,13 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         handOver();
         if (spec.mode().bundled()) {
             aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
-            VectorSchemaRoot flushed;
+            int flushed;
             try {
-                flushed = aggregate.flush();
+                flushed = sink.emitFlush(aggregate);
             } catch (AggforgeNativeException e) {
                 throw named(e);
             }
-            emit(flushed);
+            metrics.batchOut(flushed);
             aggregate.throwIfFailed();
             bundleCount = 0;
             publishMetrics(false);
