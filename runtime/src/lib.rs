@@ -19,3 +19,4 @@ pub mod snapshot;
 pub mod sql_type;
 pub mod templates;
 pub mod types;
+pub mod window;
