@@ -1,10 +1,12 @@
 //! The columnar exchange's native work per batch: routing a 1,024-row
 //! batch (`table.exec.aggforge.batch-size`) of an INT key and a DATE value
 //! to 1, 2 and 4 channels by Flink key group, and encoding and decoding
-//! one message of it (Arrow IPC). 64 keys and 1,024 distinct keys.
+//! one message of it (Arrow IPC). 64 keys and 1,024 distinct keys. Also
+//! what a routing local phase does with its partials: hold 16 bundles of
+//! 64 rows, then route them to 2 channels as one batch.
 //!
-//! Bench ids are `exchange/<route_N|encode|decode>/<keys>`; throughput is
-//! in rows.
+//! Bench ids are `exchange/<route_N|encode|decode|hold16_route_2>/<keys>`;
+//! throughput is in rows.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -49,6 +51,16 @@ fn exchange(c: &mut Criterion) {
         }
         group.bench_function(format!("encode/{keys}"), |b| {
             b.iter(|| black_box(encode(0, black_box(&input)).unwrap().len()))
+        });
+        let bundles: Vec<RecordBatch> = (0..ROWS / 64).map(|i| input.slice(i * 64, 64)).collect();
+        let mut holder = ExchangeRouter::new(&plan, 2, 128).unwrap();
+        group.bench_function(format!("hold16_route_2/{keys}"), |b| {
+            b.iter(|| {
+                for bundle in &bundles {
+                    holder.hold(bundle.clone()).unwrap();
+                }
+                black_box(holder.route_held().unwrap().len())
+            })
         });
         let message = encode(0, &input).unwrap();
         group.bench_function(format!("decode/{keys}"), |b| {
