@@ -46,18 +46,6 @@ pub unsafe fn route(
     ROUTERS.with(handle, |router| encode_all(router.route(&batch)?))
 }
 
-/// Holds the batch exported at `in_array`/`in_schema` for the next
-/// [`route_held`]; returns the rows held now. The export is consumed even
-/// when the call fails.
-///
-/// # Safety
-/// `in_array`/`in_schema` must meet [`import_batch`]'s contract.
-pub unsafe fn hold(handle: u64, in_array: i64, in_schema: i64) -> BridgeResult<usize> {
-    // SAFETY: our caller guarantees `import_batch`'s contract.
-    let batch = unsafe { import_batch(in_array, in_schema) }?;
-    ROUTERS.with(handle, |router| Ok(router.hold(batch)?))
-}
-
 /// Holds an operator's output `batch` for the next [`route_held`], without
 /// its row kinds (the receiving aggregate reads none); returns the rows
 /// held now.

@@ -236,28 +236,6 @@ pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_r
     })
 }
 
-/// `static native int hold(long handle, long inArray, long inSchema)` of
-/// `NativeExchange`: holds the batch for `routeHeld`; the rows held now.
-///
-/// # Safety
-/// The two addresses must meet [`exchange::hold`]'s contract, which Java's
-/// `ArrowExchange` meets as for `route`.
-#[no_mangle]
-pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_hold<'l>(
-    mut env: JNIEnv<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    in_array: jlong,
-    in_schema: jlong,
-) -> jint {
-    entry(&mut env, 0, |_| {
-        // SAFETY: this function's contract is `exchange::hold`'s, for the
-        // same two addresses, passed on unchanged.
-        let rows = unsafe { exchange::hold(handle as u64, in_array, in_schema)? };
-        jint::try_from(rows).map_err(|_| BridgeError::Ffi(format!("{rows} held rows")))
-    })
-}
-
 /// `static native byte[][] routeHeld(long handle)` of `NativeExchange`: the
 /// held batches routed as one, one message per channel with rows.
 #[no_mangle]

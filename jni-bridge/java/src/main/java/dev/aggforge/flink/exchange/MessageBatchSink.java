@@ -1,9 +1,5 @@
 package dev.aggforge.flink.exchange;
 
-import java.util.ArrayList;
-import java.util.List;
-
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.operators.Output;
@@ -30,12 +26,10 @@ import dev.aggforge.flink.operator.NativeOperatorSpec;
  *
  * <p>The local's batch is the global's input batch as is: planning admits this path only when the
  * global reads every column of the local's output in order, without row kinds ({@link
- * #routable}); the local's {@code $row_kind} column (every partial is +I) is left out.
+ * #routable}); the native side leaves out the local's {@code $row_kind} column (every partial is
+ * +I).
  */
 public final class MessageBatchSink implements BatchSink<byte[]> {
-
-    /** The native column of row kinds in output batches. */
-    private static final String ROW_KIND_COLUMN = "$row_kind";
 
     private final NativeAggregateOperator<?, byte[]> operator;
     private final NativeOperatorSpec receiver;
@@ -92,16 +86,14 @@ public final class MessageBatchSink implements BatchSink<byte[]> {
         return (operator, output) -> new MessageBatchSink(operator, receiver, output);
     }
 
+    /**
+     * A local phase emits only when its bundle is flushed ({@link #emitFlush}); its operator
+     * never returns rows from {@code process}.
+     */
     @Override
     public int emit(VectorSchemaRoot batch) {
-        if (batch.getRowCount() == 0) {
-            return 0;
-        }
-        int rows = batch.getRowCount();
-        try (VectorSchemaRoot partials = withoutRowKinds(batch)) {
-            held(router().hold(partials));
-        }
-        return rows;
+        throw new IllegalStateException(
+                "a local phase routing its partials emits them only when its bundle is flushed");
     }
 
     /** The bundle's partials go from the aggregate to the router without crossing to Java. */
@@ -152,24 +144,6 @@ public final class MessageBatchSink implements BatchSink<byte[]> {
             output.collect(outRecord.replace(message));
         }
         recordsOut.inc(rows - messages.length);
-    }
-
-    /**
-     * {@code batch}'s columns but the row kinds, as a root over the same vectors (closing it
-     * releases nothing {@code batch} holds: the vectors are transferred into new ones).
-     */
-    private static VectorSchemaRoot withoutRowKinds(VectorSchemaRoot batch) {
-        List<FieldVector> columns = new ArrayList<>();
-        for (FieldVector vector : batch.getFieldVectors()) {
-            if (!vector.getName().equals(ROW_KIND_COLUMN)) {
-                var pair = vector.getTransferPair(vector.getAllocator());
-                pair.transfer();
-                columns.add((FieldVector) pair.getTo());
-            }
-        }
-        VectorSchemaRoot partials = new VectorSchemaRoot(columns);
-        partials.setRowCount(batch.getRowCount());
-        return partials;
     }
 
     @Override

@@ -54,23 +54,6 @@ public final class ArrowExchange implements AutoCloseable {
         }
     }
 
-    /**
-     * Holds {@code batch} (not modified; the native side keeps its own reference to the
-     * buffers, so the caller may close it) for {@link #routeHeld}; returns the rows held now.
-     */
-    public int hold(VectorSchemaRoot batch) {
-        checkOpen();
-        Data.exportVectorSchemaRoot(allocator, batch, null, inArray, inSchema);
-        long start = System.nanoTime();
-        try {
-            return NativeExchange.hold(handle, inArray.memoryAddress(), inSchema.memoryAddress());
-        } finally {
-            nativeNanos += System.nanoTime() - start;
-            inArray.release();
-            inSchema.release();
-        }
-    }
-
     /** Routes the held batches as one: one message per channel with rows. */
     public byte[][] routeHeld() {
         checkOpen();

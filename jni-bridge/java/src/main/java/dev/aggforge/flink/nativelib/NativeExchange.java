@@ -31,12 +31,9 @@ public final class NativeExchange {
     public static native byte[][] route(long handle, long inArrayAddress, long inSchemaAddress);
 
     /**
-     * Holds the exported batch (the native side takes the export over) for {@link #routeHeld};
-     * returns the rows held now.
+     * Routes the batches held by the router (a local phase's partials, {@link
+     * NativeAggregate#flushInto}) as one, as {@link #route} routes one; holds nothing afterwards.
      */
-    public static native int hold(long handle, long inArrayAddress, long inSchemaAddress);
-
-    /** Routes the held batches as one, as {@link #route} routes one; holds nothing afterwards. */
     public static native byte[][] routeHeld(long handle);
 
     /** Closes the router; its handle is invalid afterwards. */

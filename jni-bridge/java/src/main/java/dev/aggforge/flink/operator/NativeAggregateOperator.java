@@ -280,7 +280,10 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
             } catch (AggforgeNativeException e) {
                 throw named(e);
             }
-            metrics.batchOut(flushed);
+            if (flushed > 0) {
+                // An empty flush emits no batch.
+                metrics.batchOut(flushed);
+            }
             aggregate.throwIfFailed();
             bundleCount = 0;
             publishMetrics(false);
