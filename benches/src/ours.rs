@@ -155,6 +155,7 @@ impl LocalOperator {
             count_star_column: None,
             views: Vec::new(),
             final_key: None,
+            window: None,
         })?;
         Ok(LocalOperator {
             operator,

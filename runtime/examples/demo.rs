@@ -102,6 +102,7 @@ fn plan(phase: Phase, emission: Emission, calls: Vec<AggCall>) -> AggPlan {
         count_star_column: None,
         views: Vec::new(),
         final_key: None,
+        window: None,
     }
 }
 

@@ -241,6 +241,7 @@ mod tests {
             count_star_column: None,
             views: Vec::new(),
             final_key: None,
+            window: None,
         }
     }
 

@@ -20,3 +20,4 @@ pub mod sql_type;
 pub mod templates;
 pub mod types;
 pub mod window;
+pub mod window_agg;

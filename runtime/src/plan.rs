@@ -46,6 +46,7 @@ use crate::error::{AggError, Result};
 use crate::group_table::{GroupTable, TablePath};
 pub use crate::registry::NotAdmitted;
 use crate::types::{InputMode, Phase, SqlType};
+pub use crate::window_agg::WindowPlan;
 
 /// The plan wire-format version this runtime writes and reads.
 pub const PLAN_FORMAT_VERSION: u32 = 1;
@@ -147,6 +148,9 @@ pub struct AggPlan {
     /// the partials of what entered the views (and of the other calls'
     /// partials) in this bundle. `None` for every other plan.
     pub final_key: Option<Vec<usize>>,
+    /// A window aggregate's windows (`crate::window_agg`); `None` for a
+    /// GROUP BY aggregate.
+    pub window: Option<WindowPlan>,
 }
 
 /// DISTINCT calls sharing one distinct MapView in a two-phase plan.
@@ -203,6 +207,8 @@ struct WirePlan {
     views: Vec<DistinctView>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     final_key: Option<Vec<usize>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    window: Option<WindowPlan>,
 }
 
 fn parse_types(types: &[String]) -> Result<Vec<SqlType>> {
@@ -239,6 +245,7 @@ impl AggPlan {
             count_star_column: self.count_star_column,
             views: self.views.clone(),
             final_key: self.final_key.clone(),
+            window: self.window.clone(),
         };
         // Serializing plain strings, numbers and vectors cannot fail.
         serde_json::to_string(&wire).unwrap_or_default()
@@ -293,6 +300,7 @@ impl AggPlan {
             count_star_column: wire.count_star_column,
             views: wire.views,
             final_key: wire.final_key,
+            window: wire.window,
         };
         plan.validate()?;
         Ok(plan)
@@ -390,7 +398,11 @@ impl AggPlan {
             }
         }
         self.validate_views()?;
-        self.validate_final_key()
+        self.validate_final_key()?;
+        match &self.window {
+            Some(window) => window.validate(self),
+            None => Ok(()),
+        }
     }
 
     /// An incremental plan (`final_key`) is a mini-batch global phase whose
@@ -663,6 +675,7 @@ mod tests {
             count_star_column: None,
             views: Vec::new(),
             final_key: None,
+            window: None,
         }
     }
 

@@ -30,7 +30,7 @@ mod changelog;
 mod checkpoint;
 mod immediate;
 mod incremental;
-mod input;
+pub(crate) mod input;
 mod insert_only_call;
 mod live;
 mod minibatch;
@@ -146,7 +146,7 @@ fn effective_calls(plan: &AggPlan) -> Result<(Vec<AggCall>, Option<usize>)> {
 }
 
 /// A hidden COUNT(*) over `args` (the global phase's partial column).
-fn count_star(args: Vec<usize>) -> AggCall {
+pub(crate) fn count_star(args: Vec<usize>) -> AggCall {
     AggCall {
         function: "COUNT_STAR".into(),
         args,
@@ -161,7 +161,7 @@ fn count_star(args: Vec<usize>) -> AggCall {
 /// The registry rows of the calls an operator runs: the admitted ones, then
 /// the inserted record counter's (looked up here, the only call admission
 /// did not see).
-fn call_admissions(
+pub(crate) fn call_admissions(
     plan: &AggPlan,
     admitted: &Admitted,
     calls: &[AggCall],
@@ -175,7 +175,7 @@ fn call_admissions(
 
 /// One accumulator per call, from its registry row; a call Flink planned
 /// without retraction over retracting input sees only +I/+U rows.
-fn create_accumulators(
+pub(crate) fn create_accumulators(
     plan: &AggPlan,
     admissions: &[&'static Admission],
     calls: &[AggCall],

@@ -175,6 +175,7 @@ impl Case {
             count_star_column: None,
             views: Vec::new(),
             final_key: None,
+            window: None,
         }
     }
 

@@ -45,6 +45,7 @@ pub fn plan(key: SqlType, calls: Vec<AggCall>, emission: Emission) -> AggPlan {
         count_star_column: None,
         views: Vec::new(),
         final_key: None,
+        window: None,
     }
 }
 

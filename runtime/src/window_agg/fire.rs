@@ -1,0 +1,236 @@
+//! Firing windows (Flink's `fireWindow` and `clearWindow` of the slicing
+//! processors) and the local phase's flush.
+//!
+//! A due window end fires for all its pending groups at once: TUMBLE reads
+//! the slice; HOP merges its slices newest first into a scratch slot;
+//! CUMULATE folds the step's slice into the period's first slice (its
+//! running accumulator) and reads that. A window whose record count is 0
+//! is not emitted. HOP chains the next window after a non-empty one,
+//! CUMULATE every next step of the period; then the expired slices are
+//! cleared. Chained windows that are due fire in the same pass.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, TimestampMillisecondArray};
+use arrow_array::{ArrayRef, BooleanArray, Int64Array, Int8Array, RecordBatch};
+use arrow_select::concat::concat_batches;
+use arrow_select::filter::filter_record_batch;
+
+use super::{WindowAggOperator, WindowProperty};
+use crate::error::Result;
+use crate::window::{is_fired, WindowSpec};
+
+impl WindowAggOperator {
+    /// Fires every due window in end order; `None` when nothing is emitted.
+    pub(super) fn fire_due(&mut self) -> Result<Option<RecordBatch>> {
+        let watermark = self.watermark;
+        let mut out = Vec::new();
+        while let Some((end, groups)) = self.timers.pop_due(|end| is_fired(end, watermark)) {
+            if let Some(batch) = self.fire(end, &groups)? {
+                out.push(batch);
+            }
+        }
+        match out.len() {
+            0 => Ok(None),
+            1 => Ok(out.pop()),
+            _ => Ok(Some(concat_batches(&self.schema, &out)?)),
+        }
+    }
+
+    /// Fires the window ending at `end` for `groups`.
+    fn fire(&mut self, end: i64, groups: &[u32]) -> Result<Option<RecordBatch>> {
+        let mut scratch = Vec::new();
+        let results: Vec<u32> = match self.spec {
+            WindowSpec::Tumble { .. } => groups
+                .iter()
+                .map(|&g| self.slot_or_scratch(g, end, &mut scratch))
+                .collect(),
+            WindowSpec::Hop { .. } => {
+                let slices = self.spec.slices_of(end);
+                let mut sources = Vec::new();
+                let mut targets = Vec::new();
+                let mut results = Vec::with_capacity(groups.len());
+                for &g in groups {
+                    let target = self.slots.scratch();
+                    scratch.push(target);
+                    results.push(target);
+                    for &s in &slices {
+                        if let Some(slot) = self.slots.get(g, s) {
+                            sources.push(slot);
+                            targets.push(target);
+                        }
+                    }
+                }
+                self.merge_slots(&sources, &targets)?;
+                results
+            }
+            WindowSpec::Cumulate { .. } => {
+                let first = self.spec.slices_of(end)[0];
+                let mut sources = Vec::new();
+                let mut targets = Vec::new();
+                let mut results = Vec::with_capacity(groups.len());
+                for &g in groups {
+                    let (target, _) = self.slots.get_or_insert(g, first);
+                    results.push(target);
+                    if end != first {
+                        if let Some(slot) = self.slots.get(g, end) {
+                            sources.push(slot);
+                            targets.push(target);
+                        }
+                    }
+                }
+                self.merge_slots(&sources, &targets)?;
+                results
+            }
+        };
+        let emitted = self.non_empty(&results)?;
+        let batch = self.window_rows(end, groups, &results, &emitted)?;
+        for (&g, &nonempty) in groups.iter().zip(&emitted) {
+            if let Some(next) = self.next_window(end, nonempty) {
+                self.timers.register(g, next);
+            }
+        }
+        let expired = self.spec.expired_slices(end);
+        for &g in groups {
+            for &s in &expired {
+                if let Some(slot) = self.slots.get(g, s) {
+                    self.free_slot(slot);
+                }
+            }
+        }
+        for slot in scratch {
+            self.free_slot(slot);
+        }
+        Ok(batch)
+    }
+
+    /// `group`'s slot of `slice`, or an empty scratch slot (pushed to
+    /// `scratch`) when the slice has no state.
+    fn slot_or_scratch(&mut self, group: u32, slice: i64, scratch: &mut Vec<u32>) -> u32 {
+        self.slots.get(group, slice).unwrap_or_else(|| {
+            let slot = self.slots.scratch();
+            scratch.push(slot);
+            slot
+        })
+    }
+
+    /// Merges slot `sources[i]` into slot `targets[i]`, in order, for every
+    /// call.
+    fn merge_slots(&mut self, sources: &[u32], targets: &[u32]) -> Result<()> {
+        let capacity = self.slots.capacity();
+        for acc in &mut self.accs {
+            acc.resize(capacity);
+        }
+        if sources.is_empty() {
+            return Ok(());
+        }
+        for acc in &mut self.accs {
+            let partials = acc.partials(sources)?;
+            acc.merge(&partials, targets)?;
+        }
+        Ok(())
+    }
+
+    /// Clears a slot's accumulators and frees it.
+    fn free_slot(&mut self, slot: u32) {
+        for acc in &mut self.accs {
+            acc.clear(&[slot]);
+        }
+        self.slots.release(slot);
+    }
+
+    /// Whether each result slot is emitted: its record count is not 0 (Flink
+    /// emits a negative count), or always when records are not counted.
+    fn non_empty(&self, results: &[u32]) -> Result<Vec<bool>> {
+        let Some(counter) = self.counter else {
+            return Ok(vec![true; results.len()]);
+        };
+        let counts = self.accs[counter].evaluate(results)?;
+        let counts = counts.as_primitive::<Int64Type>();
+        Ok((0..results.len())
+            .map(|i| counts.is_null(i) || counts.value(i) != 0)
+            .collect())
+    }
+
+    /// The window Flink registers after firing the window ending at `end`:
+    /// HOP the next one after a non-empty window, CUMULATE the next step of
+    /// the period.
+    fn next_window(&self, end: i64, non_empty: bool) -> Option<i64> {
+        match self.spec {
+            WindowSpec::Tumble { .. } => None,
+            WindowSpec::Hop { slide, .. } => non_empty.then(|| end.wrapping_add(slide)),
+            WindowSpec::Cumulate { max_size, step, .. } => {
+                let next = end.wrapping_add(step);
+                let period_end = self.spec.window_start(end).wrapping_add(max_size);
+                (next <= period_end).then_some(next)
+            }
+        }
+    }
+
+    /// The `+I` rows of the window ending at `end`: keys, results, window
+    /// columns; the rows `emitted` says no are left out.
+    fn window_rows(
+        &self,
+        end: i64,
+        groups: &[u32],
+        results: &[u32],
+        emitted: &[bool],
+    ) -> Result<Option<RecordBatch>> {
+        if !emitted.iter().any(|&e| e) {
+            return Ok(None);
+        }
+        let n = groups.len();
+        let mut columns = self.table.keys(groups)?;
+        for acc in &self.accs[..self.visible] {
+            columns.push(acc.evaluate(results)?);
+        }
+        let start = self.spec.window_start(end);
+        for p in &self.window.properties {
+            let value = match p {
+                WindowProperty::WindowStart => start,
+                WindowProperty::WindowEnd => end,
+                WindowProperty::WindowTime => end.wrapping_sub(1),
+            };
+            columns.push(Arc::new(TimestampMillisecondArray::from(vec![value; n])) as ArrayRef);
+        }
+        columns.push(Arc::new(Int8Array::from(vec![0i8; n])));
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)?;
+        if emitted.iter().all(|&e| e) {
+            return Ok(Some(batch));
+        }
+        Ok(Some(filter_record_batch(
+            &batch,
+            &BooleanArray::from(emitted.to_vec()),
+        )?))
+    }
+
+    /// The local phase's flush: one partial row per group and slice (in
+    /// slot order), then an empty operator.
+    pub(super) fn flush_local(&mut self) -> Result<Option<RecordBatch>> {
+        if self.slots.len() == 0 {
+            return Ok(None);
+        }
+        let mut rows: Vec<(u32, i64, u32)> = self.slots.iter().collect();
+        rows.sort_unstable_by_key(|&(_, _, slot)| slot);
+        let groups: Vec<u32> = rows.iter().map(|r| r.0).collect();
+        let slots: Vec<u32> = rows.iter().map(|r| r.2).collect();
+        let mut columns = self.table.keys(&groups)?;
+        for acc in &self.accs {
+            columns.extend(acc.partials(&slots)?);
+        }
+        columns.push(Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|r| r.1),
+        )));
+        columns.push(Arc::new(Int8Array::from(vec![0i8; rows.len()])));
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)?;
+        self.table.clear();
+        self.slots.clear();
+        for acc in &mut self.accs {
+            acc.reset();
+        }
+        self.budget.set_used(0);
+        Ok(Some(batch))
+    }
+}

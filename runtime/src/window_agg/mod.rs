@@ -1,0 +1,456 @@
+//! Window aggregates over Flink's window table functions (TUMBLE, HOP,
+//! CUMULATE), event time, in Flink's slicing model
+//! (`docs/window-aggregates.md`): Flink's WindowAggOperator with its
+//! slicing processors (single and global phase) and
+//! LocalSlicingWindowAggOperator (local phase).
+//!
+//! A window is a group key plus a slice, as in Flink (key and namespace):
+//! the group table interns the group keys, [`slots::SliceSlots`] maps
+//! `(group, slice end)` to an accumulator slot, and [`slots::Timers`]
+//! stands in for Flink's event-time timers. Rows fold into their slice as
+//! they arrive; [`WindowAggOperator::advance`] moves the watermark and
+//! [`WindowAggOperator::flush`] fires every window it passed, in end order
+//! (`fire`), emitting `+I` rows: group keys, one value per call, then the
+//! plan's window columns. The local phase instead emits, at every flush,
+//! one partial row per group and slice: keys, partials in Flink's
+//! accumulator layout, `$slice_end`.
+//!
+//! Every public method either succeeds or leaves the state as it was.
+
+mod checkpoint;
+mod fire;
+mod plan;
+mod slots;
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, TimestampMillisecondType};
+use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_select::filter::filter_record_batch;
+
+use crate::accumulator::GroupAccumulator;
+use crate::error::{AggError, Result};
+use crate::group_table::GroupTable;
+use crate::memory::MemoryBudget;
+use crate::operator::input::{self, Input};
+use crate::operator::{call_admissions, count_star, create_accumulators};
+use crate::plan::{admit, arrow_type, AggCall, AggPlan};
+use crate::snapshot::SnapshotMeta;
+use crate::types::{Phase, ROW_KIND_COLUMN};
+use crate::window::{is_fired, WindowSpec};
+
+pub use plan::{WindowKind, WindowPlan, WindowProperty};
+use slots::{SliceSlots, Timers};
+
+/// Name of the local phase's slice column (Flink's `$slice_end`).
+pub const SLICE_END_COLUMN: &str = "$slice_end";
+
+/// Flink's message for a NULL time attribute.
+const NULL_ROWTIME: &str =
+    "RowTime field should not be null, please convert it to a non-null long value.";
+
+/// The Arrow type of the window columns: TIMESTAMP(3).
+fn timestamp_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Millisecond, None)
+}
+
+/// One window-aggregate operator instance (one Flink subtask).
+#[derive(Debug)]
+pub struct WindowAggOperator {
+    plan: AggPlan,
+    window: WindowPlan,
+    spec: WindowSpec,
+    /// The plan's calls, then the record-counting COUNT(*) Flink inserts
+    /// when it counts records and the query has none.
+    calls: Vec<AggCall>,
+    /// Calls whose results are output (the plan's).
+    visible: usize,
+    /// The call whose count decides whether a window is emitted.
+    counter: Option<usize>,
+    specializations: Vec<String>,
+    table: GroupTable,
+    slots: SliceSlots,
+    timers: Timers,
+    /// Indexed by slot.
+    accs: Vec<Box<dyn GroupAccumulator>>,
+    /// The event-time progress: the last advancing watermark.
+    watermark: i64,
+    /// Rows (partial rows in the global phase) dropped as late.
+    late_dropped: u64,
+    budget: MemoryBudget,
+    key_arrow: Vec<DataType>,
+    input_arrow: Vec<Vec<DataType>>,
+    schema: SchemaRef,
+    state_schema: SchemaRef,
+    snapshot_meta: SnapshotMeta,
+}
+
+impl WindowAggOperator {
+    /// An operator for an admitted window plan, with an empty state and
+    /// no watermark yet.
+    pub fn new(plan: AggPlan) -> Result<Self> {
+        plan.validate()?;
+        let window = plan.window.clone().ok_or_else(|| {
+            AggError::Plan("a window aggregate's plan needs its windows (window)".into())
+        })?;
+        let spec = window.spec()?;
+        let admitted = admit(&plan).map_err(|e| AggError::Plan(e.reason))?;
+        let visible = plan.calls.len();
+        let mut calls = plan.calls.clone();
+        let counter = if window.counts_records(&plan) {
+            Some(plan.record_counter().unwrap_or_else(|| {
+                let args = match plan.phase {
+                    Phase::Global => plan.count_star_column.into_iter().collect(),
+                    _ => Vec::new(),
+                };
+                calls.push(count_star(args));
+                calls.len() - 1
+            }))
+        } else {
+            None
+        };
+        if plan.phase == Phase::Global && calls[visible..].iter().any(|c| c.args.is_empty()) {
+            return Err(AggError::Plan(
+                "a global window phase that counts records needs count_star_column, the \
+                 COUNT(*) partial Flink inserts"
+                    .into(),
+            ));
+        }
+        let admissions = call_admissions(&plan, &admitted, &calls)?;
+        let accs = create_accumulators(&plan, &admissions, &calls)?;
+        let key_arrow: Vec<DataType> = plan.key_types.iter().map(arrow_type).collect();
+        let input_arrow: Vec<Vec<DataType>> = match plan.phase {
+            Phase::Global => accs.iter().map(|a| a.partial_types()).collect(),
+            _ => calls
+                .iter()
+                .map(|c| c.arg_types.iter().map(arrow_type).collect())
+                .collect(),
+        };
+        for (i, (call, types)) in calls.iter().zip(&input_arrow).enumerate() {
+            if call.args.len() != types.len() {
+                return Err(AggError::Plan(format!(
+                    "call {i} ({}) lists {} input columns but needs {}",
+                    call.function,
+                    call.args.len(),
+                    types.len()
+                )));
+            }
+        }
+        let key_fields: Vec<Field> = key_arrow
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Field::new(format!("key{i}"), t.clone(), true))
+            .collect();
+        let (state_schema, snapshot_meta) = checkpoint::state_layout(
+            &plan,
+            &window,
+            &calls,
+            &accs,
+            &admitted.specializations,
+            &key_fields,
+        );
+        let mut fields = key_fields;
+        for (c, acc) in accs.iter().enumerate() {
+            if plan.phase == Phase::Local {
+                for (j, t) in acc.partial_types().into_iter().enumerate() {
+                    fields.push(Field::new(format!("agg{c}_{j}"), t, true));
+                }
+            } else if c < visible {
+                fields.push(Field::new(format!("agg{c}"), acc.result_type(), true));
+            }
+        }
+        if plan.phase == Phase::Local {
+            fields.push(Field::new(SLICE_END_COLUMN, DataType::Int64, false));
+        }
+        for p in &window.properties {
+            let name = match p {
+                WindowProperty::WindowStart => "window_start",
+                WindowProperty::WindowEnd => "window_end",
+                WindowProperty::WindowTime => "window_time",
+            };
+            fields.push(Field::new(name, timestamp_type(), false));
+        }
+        fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
+        Ok(WindowAggOperator {
+            table: GroupTable::new(&plan.key_types)?,
+            slots: SliceSlots::default(),
+            timers: Timers::default(),
+            budget: MemoryBudget::new(plan.memory_budget_bytes),
+            specializations: admitted.specializations,
+            accs,
+            watermark: i64::MIN,
+            late_dropped: 0,
+            key_arrow,
+            input_arrow,
+            schema: Arc::new(Schema::new(fields)),
+            state_schema,
+            snapshot_meta,
+            spec,
+            window,
+            plan,
+            calls,
+            visible,
+            counter,
+        })
+    }
+
+    /// The plan the operator runs.
+    pub fn plan(&self) -> &AggPlan {
+        &self.plan
+    }
+
+    /// The specialization chosen for each call.
+    pub fn specializations(&self) -> &[String] {
+        &self.specializations
+    }
+
+    /// Schema of the batches [`flush`](Self::flush) returns.
+    pub fn output_schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The event-time progress: the last watermark [`advance`](Self::advance)
+    /// took (`i64::MIN` before the first).
+    pub fn watermark(&self) -> i64 {
+        self.watermark
+    }
+
+    /// Rows dropped as late so far (Flink's `numLateRecordsDropped`).
+    pub fn late_dropped(&self) -> u64 {
+        self.late_dropped
+    }
+
+    /// Groups interned, slices with state and windows pending.
+    pub fn sizes(&self) -> (usize, usize, usize) {
+        (self.table.len(), self.slots.len(), self.timers.len())
+    }
+
+    /// Bytes of state held, measured.
+    pub fn memory_bytes(&self) -> usize {
+        self.table.memory_bytes()
+            + self.slots.memory_bytes()
+            + self.timers.memory_bytes()
+            + self.accs.iter().map(|a| a.memory_bytes()).sum::<usize>()
+    }
+
+    /// The memory budget's account.
+    pub fn budget(&self) -> &MemoryBudget {
+        &self.budget
+    }
+
+    /// Moves the event-time progress to `watermark` (a watermark that does
+    /// not advance changes nothing). Windows it passed fire at the next
+    /// [`flush`](Self::flush); rows processed after it are late against it.
+    pub fn advance(&mut self, watermark: i64) {
+        if watermark > self.watermark {
+            self.watermark = watermark;
+        }
+    }
+
+    /// Folds one input batch into its slices. Single and global phase: a
+    /// row (partial row) whose slice has fired is late; it is dropped when
+    /// its slice's last window has fired too, and otherwise folds into the
+    /// slice its unfired windows read (HOP: its own; CUMULATE: the period's
+    /// first). Nothing is emitted until [`flush`](Self::flush).
+    pub fn process(&mut self, batch: &RecordBatch) -> Result<()> {
+        let slices = self.slices_of(batch)?;
+        let (batch, slices) = self.drop_late(batch, slices)?;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let input = self.read(&batch)?;
+        let groups_before = self.table.len();
+        let mut ids = Vec::with_capacity(batch.num_rows());
+        self.table.intern(&input.keys, input.num_rows, &mut ids)?;
+        let mut row_slots = Vec::with_capacity(ids.len());
+        let mut fresh = Vec::new();
+        let mut timers = Vec::new();
+        for (&g, &(slice, late)) in ids.iter().zip(&slices) {
+            let target = self.fold_target(slice, late);
+            let (slot, created) = self.slots.get_or_insert(g, target);
+            if created {
+                fresh.push(slot);
+            }
+            row_slots.push(slot);
+            if self.plan.phase != Phase::Local {
+                timers.push((g, self.first_unfired(slice)));
+            }
+        }
+        if let Err(e) = self.reserve(fresh.len(), &input) {
+            for &slot in fresh.iter().rev() {
+                self.slots.release(slot);
+            }
+            self.table.truncate(groups_before);
+            return Err(e);
+        }
+        let capacity = self.slots.capacity();
+        for acc in &mut self.accs {
+            acc.resize(capacity);
+        }
+        self.fold(&input, &row_slots)?;
+        for (g, end) in timers {
+            self.timers.register(g, end);
+        }
+        Ok(())
+    }
+
+    /// Each row's slice end, and whether it arrived after its slice fired.
+    fn slices_of(&self, batch: &RecordBatch) -> Result<Vec<(i64, bool)>> {
+        let index = self.window.time_column;
+        if index >= batch.num_columns() {
+            return Err(AggError::Input(format!(
+                "the window's time column is {index} but the batch has only {} columns",
+                batch.num_columns()
+            )));
+        }
+        let column = batch.column(index);
+        if column.null_count() > 0 {
+            return Err(AggError::Input(NULL_ROWTIME.into()));
+        }
+        let local = self.plan.phase == Phase::Local;
+        let late = |slice: i64| !local && is_fired(slice, self.watermark);
+        let slices: Vec<(i64, bool)> = match (self.plan.phase, column.data_type()) {
+            (Phase::Global, DataType::Int64) => column
+                .as_primitive::<Int64Type>()
+                .values()
+                .iter()
+                .map(|&s| (s, late(s)))
+                .collect(),
+            (Phase::Single | Phase::Local, DataType::Timestamp(TimeUnit::Millisecond, _)) => column
+                .as_primitive::<TimestampMillisecondType>()
+                .values()
+                .iter()
+                .map(|&ts| {
+                    let s = self.spec.slice_end(ts);
+                    (s, late(s))
+                })
+                .collect(),
+            (_, other) => {
+                return Err(AggError::Input(format!(
+                    "the window's time column {index} has type {other}, expected {}",
+                    if self.plan.phase == Phase::Global {
+                        "Int64 ($slice_end)".to_string()
+                    } else {
+                        timestamp_type().to_string()
+                    }
+                )))
+            }
+        };
+        Ok(slices)
+    }
+
+    /// Drops the late rows whose every window has fired (counted).
+    fn drop_late(
+        &mut self,
+        batch: &RecordBatch,
+        slices: Vec<(i64, bool)>,
+    ) -> Result<(RecordBatch, Vec<(i64, bool)>)> {
+        let watermark = self.watermark;
+        let keep: Vec<bool> = slices
+            .iter()
+            .map(|&(s, late)| !late || !is_fired(self.spec.last_window_end(s), watermark))
+            .collect();
+        let dropped = keep.iter().filter(|&&k| !k).count();
+        if dropped == 0 {
+            return Ok((batch.clone(), slices));
+        }
+        // The input is checked before anything is counted.
+        let kept = filter_record_batch(batch, &BooleanArray::from(keep.clone()))?;
+        self.read(&kept)?;
+        self.late_dropped += dropped as u64;
+        let slices = slices
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(s, k)| k.then_some(s))
+            .collect();
+        Ok((kept, slices))
+    }
+
+    /// The slice a row of slice `slice` folds into: its own, or for a late
+    /// CUMULATE row the period's first (its running accumulator).
+    fn fold_target(&self, slice: i64, late: bool) -> i64 {
+        match self.spec {
+            WindowSpec::Cumulate { .. } if late => self.spec.slices_of(slice)[0],
+            _ => slice,
+        }
+    }
+
+    /// The first window of slice `slice` that has not fired: the window a
+    /// row of the slice needs a timer for.
+    fn first_unfired(&self, slice: i64) -> i64 {
+        let step = self.spec.slice_size();
+        let mut end = slice;
+        while is_fired(end, self.watermark) {
+            end = end.wrapping_add(step);
+        }
+        end
+    }
+
+    fn read<'a>(&self, batch: &'a RecordBatch) -> Result<Input<'a>> {
+        let args: Vec<Vec<usize>> = self.calls.iter().map(|c| c.args.clone()).collect();
+        let filters: Vec<Option<usize>> = self.calls.iter().map(|c| c.filter).collect();
+        input::read(
+            batch,
+            &self.plan.key_columns,
+            &self.key_arrow,
+            (&args, &filters),
+            &self.input_arrow,
+            self.plan.input,
+        )
+    }
+
+    /// Reserves the bytes `new_slots` slots and the batch's values take.
+    fn reserve(&mut self, new_slots: usize, input: &Input<'_>) -> Result<()> {
+        let per_slot: usize = self.accs.iter().map(|a| a.bytes_per_group()).sum::<usize>() + 40;
+        let per_row: usize = self.accs.iter().map(|a| a.bytes_per_input_row()).sum();
+        let var: usize = input
+            .args
+            .iter()
+            .flatten()
+            .filter(|c| matches!(c.data_type(), DataType::Utf8 | DataType::Binary))
+            .map(|c| c.get_buffer_memory_size())
+            .sum();
+        let bytes = new_slots * per_slot + input.num_rows * per_row + var;
+        if self.budget.try_reserve(bytes).is_ok() {
+            return Ok(());
+        }
+        self.budget.set_used(self.memory_bytes());
+        self.budget.try_reserve(bytes)
+    }
+
+    /// Folds the rows (single and local phase) or merges the partial rows
+    /// (global phase) into their slots.
+    fn fold(&mut self, input: &Input<'_>, slots: &[u32]) -> Result<()> {
+        if self.plan.phase == Phase::Global {
+            for (acc, partials) in self.accs.iter_mut().zip(&input.args) {
+                acc.merge(partials, slots)?;
+            }
+            return Ok(());
+        }
+        let rows: Vec<Option<BooleanArray>> = input
+            .filters
+            .iter()
+            .map(|f| input::call_rows(f.as_ref(), None))
+            .collect();
+        for (acc, update) in self
+            .accs
+            .iter_mut()
+            .zip(input::updates(input, &rows, slots))
+        {
+            acc.update(&update)?;
+        }
+        Ok(())
+    }
+
+    /// Single and global phase: fires every window the watermark passed,
+    /// in end order, and returns their rows. Local phase: emits every
+    /// slice's partials and starts empty.
+    pub fn flush(&mut self) -> Result<Option<RecordBatch>> {
+        match self.plan.phase {
+            Phase::Local => self.flush_local(),
+            _ => self.fire_due(),
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! A window aggregate's state index: which accumulator slot holds a group's
+//! slice (Flink's key and namespace), and the windows due to fire (Flink's
+//! event-time timers, one per group and window end).
+
+use std::collections::BTreeMap;
+
+use hashbrown::{HashMap, HashSet};
+
+/// `(group id, slice end)` to accumulator slot. Freed slots are reused;
+/// the accumulators are indexed by slot and sized to [`SliceSlots::capacity`].
+#[derive(Debug, Default)]
+pub(super) struct SliceSlots {
+    index: HashMap<(u32, i64), u32>,
+    /// By slot: its group and slice, or `None` when free or scratch.
+    owner: Vec<Option<(u32, i64)>>,
+    free: Vec<u32>,
+}
+
+impl SliceSlots {
+    /// The slot of `group`'s slice `slice`, if it has state.
+    pub fn get(&self, group: u32, slice: i64) -> Option<u32> {
+        self.index.get(&(group, slice)).copied()
+    }
+
+    /// The slot of `group`'s slice `slice`, created when missing; the flag
+    /// says whether it was created now.
+    pub fn get_or_insert(&mut self, group: u32, slice: i64) -> (u32, bool) {
+        if let Some(&slot) = self.index.get(&(group, slice)) {
+            return (slot, false);
+        }
+        let slot = self.allocate(Some((group, slice)));
+        self.index.insert((group, slice), slot);
+        (slot, true)
+    }
+
+    /// A slot outside the index (a merge target for one firing); give it
+    /// back with [`SliceSlots::release`].
+    pub fn scratch(&mut self) -> u32 {
+        self.allocate(None)
+    }
+
+    fn allocate(&mut self, owner: Option<(u32, i64)>) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.owner[slot as usize] = owner;
+                slot
+            }
+            None => {
+                self.owner.push(owner);
+                (self.owner.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Frees `slot` (its accumulators must be cleared by the caller).
+    pub fn release(&mut self, slot: u32) {
+        if let Some(key) = self.owner[slot as usize].take() {
+            self.index.remove(&key);
+        }
+        self.free.push(slot);
+    }
+
+    /// Slots ever allocated: the accumulators' size.
+    pub fn capacity(&self) -> usize {
+        self.owner.len()
+    }
+
+    /// Slots holding state.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Every slot with state: `(group, slice, slot)`.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, i64, u32)> + '_ {
+        self.index.iter().map(|(&(g, s), &slot)| (g, s, slot))
+    }
+
+    /// Forgets every slot (the accumulators are reset by the caller).
+    pub fn clear(&mut self) {
+        self.index.clear();
+        self.owner.clear();
+        self.free.clear();
+    }
+
+    /// Bytes held, roughly.
+    pub fn memory_bytes(&self) -> usize {
+        self.index.capacity() * 20 + self.owner.capacity() * 16 + self.free.capacity() * 4
+    }
+}
+
+/// Windows waiting to fire: by window end, the groups with a pending
+/// window there (each pair once, as Flink's timer set keeps it).
+#[derive(Debug, Default)]
+pub(super) struct Timers {
+    by_end: BTreeMap<i64, Vec<u32>>,
+    pending: HashSet<(u32, i64)>,
+}
+
+impl Timers {
+    /// Makes `group`'s window ending at `end` fire when the watermark
+    /// passes it (again registering one is a no-op).
+    pub fn register(&mut self, group: u32, end: i64) {
+        if self.pending.insert((group, end)) {
+            self.by_end.entry(end).or_default().push(group);
+        }
+    }
+
+    /// The earliest window end with pending windows, if `due` says it is
+    /// due, and its groups (in registration order); they are no longer
+    /// pending.
+    pub fn pop_due(&mut self, due: impl Fn(i64) -> bool) -> Option<(i64, Vec<u32>)> {
+        let (&end, _) = self.by_end.first_key_value()?;
+        if !due(end) {
+            return None;
+        }
+        let groups = self.by_end.remove(&end).unwrap_or_default();
+        for &g in &groups {
+            self.pending.remove(&(g, end));
+        }
+        Some((end, groups))
+    }
+
+    /// Every pending `(group, end)`.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, i64)> + '_ {
+        self.pending.iter().copied()
+    }
+
+    /// Pending windows.
+    pub fn len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Bytes held, roughly.
+    pub fn memory_bytes(&self) -> usize {
+        self.pending.capacity() * 16 + self.by_end.len() * 48 + self.pending.len() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_reused_and_scratch_stays_out_of_the_index() {
+        let mut slots = SliceSlots::default();
+        assert_eq!(slots.get_or_insert(1, 10), (0, true));
+        assert_eq!(slots.get_or_insert(1, 10), (0, false));
+        assert_eq!(slots.get_or_insert(2, 10), (1, true));
+        let scratch = slots.scratch();
+        assert_eq!(scratch, 2);
+        assert_eq!(slots.len(), 2);
+        slots.release(0);
+        slots.release(scratch);
+        assert_eq!(slots.get(1, 10), None);
+        assert_eq!(slots.get_or_insert(3, 20), (2, true));
+        assert_eq!(slots.capacity(), 3);
+    }
+
+    #[test]
+    fn timers_pop_in_end_order_once_due() {
+        let mut timers = Timers::default();
+        timers.register(5, 2000);
+        timers.register(4, 1000);
+        timers.register(5, 2000);
+        timers.register(6, 1000);
+        assert_eq!(timers.len(), 3);
+        assert_eq!(timers.pop_due(|end| end <= 500), None);
+        assert_eq!(timers.pop_due(|end| end <= 1500), Some((1000, vec![4, 6])));
+        assert_eq!(timers.pop_due(|end| end <= 1500), None);
+        assert_eq!(timers.pop_due(|_| true), Some((2000, vec![5])));
+        assert_eq!(timers.len(), 0);
+    }
+}

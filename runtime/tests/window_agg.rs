@@ -1,0 +1,277 @@
+//! Window aggregates (TUMBLE, HOP, CUMULATE; event time) against Flink's
+//! own operator tests and against each other: single phase, local + global
+//! phase, and a snapshot/restore in the middle all give the same windows.
+
+mod common;
+
+use std::sync::Arc;
+
+use aggforge_runtime::plan::{AggPlan, Emission};
+use aggforge_runtime::types::{Phase, SqlType};
+use aggforge_runtime::window_agg::{WindowAggOperator, WindowKind, WindowPlan, WindowProperty};
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampMillisecondType;
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::DataType;
+use common::{batch, call, two_phase_plans};
+
+fn window(kind: WindowKind, size_ms: i64, step_ms: i64, time_column: usize) -> WindowPlan {
+    WindowPlan {
+        kind,
+        size_ms,
+        step_ms,
+        offset_ms: 0,
+        time_column,
+        properties: vec![WindowProperty::WindowStart, WindowProperty::WindowEnd],
+    }
+}
+
+/// `SELECT k, COUNT(*), SUM(v), MAX(v), window_start, window_end ... GROUP BY k, window`
+/// over rows `(k STRING, v BIGINT, ts TIMESTAMP(3))`.
+fn single(kind: WindowKind, size_ms: i64, step_ms: i64) -> AggPlan {
+    let bigint = SqlType::of("BIGINT");
+    let mut plan = common::plan(
+        SqlType::of("STRING"),
+        vec![
+            call("COUNT_STAR", None),
+            call("SUM", Some((1, bigint))),
+            call("MAX", Some((1, bigint))),
+        ],
+        Emission::MiniBatch,
+    );
+    plan.window = Some(window(kind, size_ms, step_ms, 2));
+    plan
+}
+
+/// The local and global phase of a single-phase window plan.
+fn two_phase(single: &AggPlan) -> (AggPlan, AggPlan) {
+    let (mut local, mut global) = two_phase_plans(single);
+    let mut w = single.window.clone().unwrap();
+    w.properties.clear();
+    local.window = Some(w.clone());
+    // The global phase reads keys, partials, then `$slice_end`.
+    let partials: usize = global.calls.iter().map(|c| c.args.len()).sum();
+    w.time_column = 1 + partials;
+    w.properties = single.window.as_ref().unwrap().properties.clone();
+    global.window = Some(w);
+    (local, global)
+}
+
+fn rows(keys: &[&str], values: &[i64], times: &[i64]) -> RecordBatch {
+    batch(vec![
+        Arc::new(StringArray::from(keys.to_vec())) as ArrayRef,
+        Arc::new(Int64Array::from(values.to_vec())),
+        Arc::new(TimestampMillisecondArray::from(times.to_vec())),
+    ])
+}
+
+/// Output rows as `k|count|sum|max|start|end` (times in ms), sorted.
+fn show(batch: Option<RecordBatch>) -> Vec<String> {
+    let Some(batch) = batch else {
+        return Vec::new();
+    };
+    let options = FormatOptions::default().with_null("NULL");
+    let n = batch.num_columns() - 1;
+    let mut out: Vec<String> = (0..batch.num_rows())
+        .map(|r| {
+            (0..n)
+                .map(|c| {
+                    let column = batch.column(c);
+                    if let DataType::Timestamp(..) = column.data_type() {
+                        column
+                            .as_primitive::<TimestampMillisecondType>()
+                            .value(r)
+                            .to_string()
+                    } else {
+                        ArrayFormatter::try_new(column.as_ref(), &options)
+                            .unwrap()
+                            .value(r)
+                            .to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn advance(op: &mut WindowAggOperator, watermark: i64) -> Vec<String> {
+    op.advance(watermark);
+    show(op.flush().unwrap())
+}
+
+#[test]
+fn hop_follows_flinks_operator_test() {
+    // SlicingWindowAggOperatorTest.testEventTimeHoppingWindows: HOP(3 s, 1 s).
+    let mut op = WindowAggOperator::new(single(WindowKind::Hop, 3000, 1000)).unwrap();
+    op.process(&rows(
+        &[
+            "key2", "key2", "key1", "key1", "key1", "key2", "key2", "key2",
+        ],
+        &[1, 1, 1, 1, 1, 1, 1, 1],
+        &[3999, 3000, 20, 0, 999, 1998, 1999, 1000],
+    ))
+    .unwrap();
+    assert_eq!(advance(&mut op, 999), ["key1|3|3|1|-2000|1000"]);
+    assert_eq!(
+        advance(&mut op, 1999),
+        ["key1|3|3|1|-1000|2000", "key2|3|3|1|-1000|2000"]
+    );
+    assert_eq!(
+        advance(&mut op, 2999),
+        ["key1|3|3|1|0|3000", "key2|3|3|1|0|3000"]
+    );
+    // Snapshot and restore into a fresh operator.
+    let payloads = op.snapshot().unwrap();
+    let mut op = WindowAggOperator::new(single(WindowKind::Hop, 3000, 1000)).unwrap();
+    op.restore(&payloads).unwrap();
+    op.advance(2999);
+    assert_eq!(advance(&mut op, 3999), ["key2|5|5|1|1000|4000"]);
+    // Late for slice 4000, which still counts in [2000, 5000) and [3000, 6000).
+    op.process(&rows(&["key2"], &[1], &[3500])).unwrap();
+    assert_eq!(advance(&mut op, 4999), ["key2|3|3|1|2000|5000"]);
+    // Every window of slice 3000 has fired: dropped.
+    op.process(&rows(&["key1"], &[1], &[2999])).unwrap();
+    assert_eq!(op.late_dropped(), 1);
+    assert_eq!(advance(&mut op, 5999), ["key2|3|3|1|3000|6000"]);
+    assert_eq!(advance(&mut op, i64::MAX), Vec::<String>::new());
+    assert_eq!(op.sizes().1, 0, "every slice is cleared");
+    assert_eq!(op.sizes().2, 0, "no window is pending");
+}
+
+#[test]
+fn tumble_drops_late_rows_and_fires_at_end_of_input() {
+    let mut op = WindowAggOperator::new(single(WindowKind::Tumble, 5000, 0)).unwrap();
+    op.process(&rows(
+        &["a", "a", "b", "a"],
+        &[1, 5, 7, 2],
+        &[1000, 4999, 6000, -1],
+    ))
+    .unwrap();
+    assert_eq!(
+        advance(&mut op, 4998),
+        ["a|1|2|2|-5000|0"],
+        "[-5000, 0) fires at -1"
+    );
+    assert_eq!(advance(&mut op, 4999), ["a|2|6|5|0|5000"]);
+    op.process(&rows(&["a", "b"], &[9, 1], &[4000, 9999]))
+        .unwrap();
+    assert_eq!(op.late_dropped(), 1);
+    assert_eq!(advance(&mut op, 4000), Vec::<String>::new(), "no advance");
+    assert_eq!(advance(&mut op, i64::MAX), ["b|2|8|7|5000|10000"]);
+}
+
+#[test]
+fn cumulate_emits_every_step_after_the_first_row() {
+    // CUMULATE(step 5 s, max 15 s): b's row at 16 s is in step [15, 20) and
+    // shows in [15, 25) and [15, 30) too; steps before it are not emitted.
+    let mut op = WindowAggOperator::new(single(WindowKind::Cumulate, 15000, 5000)).unwrap();
+    op.process(&rows(&["a", "a", "b"], &[1, 2, 3], &[1000, 7000, 16000]))
+        .unwrap();
+    assert_eq!(advance(&mut op, 4999), ["a|1|1|1|0|5000"]);
+    // Late for [0, 5), kept for the later steps of its period.
+    op.process(&rows(&["a"], &[10], &[2000])).unwrap();
+    assert_eq!(advance(&mut op, 9999), ["a|3|13|10|0|10000"]);
+    assert_eq!(
+        advance(&mut op, i64::MAX),
+        [
+            "a|3|13|10|0|15000",
+            "b|1|3|3|15000|20000",
+            "b|1|3|3|15000|25000",
+            "b|1|3|3|15000|30000"
+        ]
+    );
+    assert_eq!(op.sizes().1, 0);
+}
+
+/// Runs `chunks` (rows, then a watermark) through the single phase and
+/// through local + global, with a snapshot/restore of the global phase
+/// after every chunk; both give the same windows.
+fn single_equals_two_phase(kind: WindowKind, size_ms: i64, step_ms: i64) {
+    let plan = single(kind, size_ms, step_ms);
+    let (local_plan, global_plan) = two_phase(&plan);
+    let mut one = WindowAggOperator::new(plan).unwrap();
+    let mut local = WindowAggOperator::new(local_plan).unwrap();
+    let mut global = WindowAggOperator::new(global_plan.clone()).unwrap();
+    let mut state = 1u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as i64
+    };
+    let keys = ["a", "b", "c", "d", "e"];
+    let mut watermark = -20_000i64;
+    let (mut from_one, mut from_two) = (Vec::new(), Vec::new());
+    for _ in 0..40 {
+        let n = 1 + (next() % 50) as usize;
+        let k: Vec<&str> = (0..n).map(|_| keys[(next() % 5) as usize]).collect();
+        let v: Vec<i64> = (0..n).map(|_| next() % 1000 - 500).collect();
+        // Out of order by up to 8 s, some of it late.
+        let t: Vec<i64> = (0..n).map(|_| watermark + next() % 12000 - 8000).collect();
+        let input = rows(&k, &v, &t);
+        one.process(&input).unwrap();
+        local.process(&input).unwrap();
+        watermark += next() % 4000;
+        if let Some(partials) = local.flush().unwrap() {
+            global.process(&partials).unwrap();
+        }
+        from_one.push(advance(&mut one, watermark));
+        from_two.push(advance(&mut global, watermark));
+        let payloads = global.snapshot().unwrap();
+        global = WindowAggOperator::new(global_plan.clone()).unwrap();
+        global.restore(&payloads).unwrap();
+        global.advance(watermark);
+    }
+    from_one.push(advance(&mut one, i64::MAX));
+    from_two.push(advance(&mut global, i64::MAX));
+    assert_eq!(from_one, from_two);
+    assert!(from_one.iter().map(Vec::len).sum::<usize>() > 20);
+    assert!(one.late_dropped() > 0, "the data has late rows");
+}
+
+#[test]
+fn tumble_single_phase_equals_two_phase() {
+    single_equals_two_phase(WindowKind::Tumble, 5000, 0);
+}
+
+#[test]
+fn hop_single_phase_equals_two_phase() {
+    single_equals_two_phase(WindowKind::Hop, 6000, 2000);
+}
+
+#[test]
+fn cumulate_single_phase_equals_two_phase() {
+    single_equals_two_phase(WindowKind::Cumulate, 6000, 2000);
+}
+
+#[test]
+fn a_null_rowtime_fails_and_changes_nothing() {
+    let mut op = WindowAggOperator::new(single(WindowKind::Tumble, 5000, 0)).unwrap();
+    let bad = batch(vec![
+        Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef,
+        Arc::new(Int64Array::from(vec![1, 2])),
+        Arc::new(TimestampMillisecondArray::from(vec![Some(1), None])),
+    ]);
+    let err = op.process(&bad).unwrap_err().to_string();
+    assert!(err.contains("RowTime field should not be null"), "{err}");
+    assert_eq!(op.sizes(), (0, 0, 0));
+}
+
+#[test]
+fn the_local_phase_emits_partials_with_slice_ends() {
+    let (local, _) = two_phase(&single(WindowKind::Hop, 3000, 1000));
+    assert_eq!(local.phase, Phase::Local);
+    let mut op = WindowAggOperator::new(local).unwrap();
+    op.process(&rows(&["a", "a", "b"], &[1, 2, 3], &[10, 20, 1500]))
+        .unwrap();
+    let out = op.flush().unwrap().unwrap();
+    let schema = out.schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names[names.len() - 2], "$slice_end");
+    assert_eq!(show(Some(out)), ["a|2|3|2|1000", "b|1|3|3|2000"]);
+    assert_eq!(op.flush().unwrap(), None, "a flush empties the local phase");
+}
