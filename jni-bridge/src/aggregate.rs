@@ -1,7 +1,7 @@
 //! The native aggregate's operations by handle, free of JNI so they can be
 //! tested in Rust; `lib.rs` maps each Java native method onto one of them.
 
-use aggforge_runtime::operator::{GroupAggOperator, OperatorStats};
+use aggforge_runtime::operator::OperatorStats;
 use aggforge_runtime::plan::{admit as admit_plan, AggPlan};
 use arrow_array::RecordBatch;
 
@@ -10,10 +10,11 @@ use aggforge_runtime::exchange;
 use crate::error::{BridgeError, BridgeResult};
 use crate::exchange as routers;
 use crate::ffi::{export_batch, import_batch};
+use crate::operators::NativeOperator;
 use crate::registry::Registry;
 
 /// Every open operator of the process.
-static OPERATORS: Registry<GroupAggOperator> = Registry::new();
+static OPERATORS: Registry<NativeOperator> = Registry::new();
 
 /// Prefix of [`admit`]'s answer for an admitted plan.
 pub const ADMITTED: &str = "admitted: ";
@@ -32,17 +33,31 @@ pub fn admit(plan_json: &str) -> String {
 }
 
 /// The least memory budget that holds one batch of `batch_rows` rows of
-/// the plan (see [`GroupAggOperator::min_budget_bytes`]).
+/// the plan (see [`NativeOperator::min_budget_bytes`]).
 pub fn minimum_budget(plan_json: &str, batch_rows: usize) -> BridgeResult<usize> {
     let plan = AggPlan::from_json(plan_json)?;
-    Ok(GroupAggOperator::new(plan)?.min_budget_bytes(batch_rows))
+    Ok(NativeOperator::new(plan)?.min_budget_bytes(batch_rows))
 }
 
 /// Creates an operator for the plan; returns its handle.
 pub fn create(plan_json: &str) -> BridgeResult<u64> {
     let plan = AggPlan::from_json(plan_json)?;
-    let operator = GroupAggOperator::new(plan)?;
+    let operator = NativeOperator::new(plan)?;
     Ok(OPERATORS.insert(operator))
+}
+
+/// Moves a window aggregate's event time to `watermark` (its next flush
+/// fires the windows it passed); GROUP BY aggregates ignore it.
+pub fn advance(handle: u64, watermark: i64) -> BridgeResult<()> {
+    OPERATORS.with(handle, |op| {
+        op.advance(watermark);
+        Ok(())
+    })
+}
+
+/// Rows a window aggregate dropped as late so far.
+pub fn late_dropped(handle: u64) -> BridgeResult<u64> {
+    OPERATORS.with(handle, |op| Ok(op.late_dropped()))
 }
 
 /// Writes `output` (when it has rows) into the output structs; returns
@@ -188,19 +203,21 @@ pub fn stats(handle: u64) -> BridgeResult<OperatorStats> {
 }
 
 /// [`stats`] in the layout of `NativeAggregate.stats`'s array: bytes held,
-/// budget, groups (each saturating at `i64::MAX`).
+/// budget, groups, rows dropped as late (each saturating at `i64::MAX`).
 pub fn stats_array(handle: u64) -> BridgeResult<[i64; STATS_LEN]> {
     let stats = stats(handle)?;
+    let late = late_dropped(handle)?;
     let long = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
     Ok([
         long(stats.memory_used),
         long(stats.memory_budget),
         long(stats.groups),
+        i64::try_from(late).unwrap_or(i64::MAX),
     ])
 }
 
 /// Length of the array [`stats_array`] fills.
-pub const STATS_LEN: usize = 3;
+pub const STATS_LEN: usize = 4;
 
 /// Closes the operator; its handle is invalid from now on.
 pub fn close(handle: u64) -> BridgeResult<()> {
@@ -354,7 +371,8 @@ mod tests {
             vec![(0, 1, 10), (0, 2, 5), (1, 1, 10), (2, 1, 17)]
         );
         assert!(memory_used(handle).unwrap() > 0);
-        let [bytes, budget, groups] = stats_array(handle).unwrap();
+        let [bytes, budget, groups, late] = stats_array(handle).unwrap();
+        assert_eq!(late, 0);
         assert_eq!((budget, groups), (1_048_576, 2), "keys 1 and 2");
         assert_eq!(bytes as usize, memory_used(handle).unwrap());
         assert!(bytes > 0 && bytes <= budget, "{bytes} bytes of {budget}");

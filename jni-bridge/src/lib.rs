@@ -12,6 +12,7 @@ pub mod boundary;
 pub mod error;
 pub mod exchange;
 pub mod ffi;
+pub mod operators;
 pub mod registry;
 
 pub use aggforge_runtime as runtime;
@@ -365,6 +366,18 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_setTime
     now_ms: jlong,
 ) {
     entry(&mut env, (), |_| aggregate::set_time(handle as u64, now_ms))
+}
+
+/// `static native void advance(long handle, long watermark)`: a window
+/// aggregate's event time moves to `watermark`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_advance<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    watermark: jlong,
+) {
+    entry(&mut env, (), |_| aggregate::advance(handle as u64, watermark))
 }
 
 /// `static native String failure(long handle)`: Flink's message when a

@@ -454,3 +454,13 @@ impl WindowAggOperator {
         }
     }
 }
+
+impl WindowAggOperator {
+    /// A lower bound of the budget one batch of `rows` rows needs when
+    /// every row starts a new slice: each slot's accumulators and index
+    /// entry (the operator reserves about this much per new slice).
+    pub fn min_budget_bytes(&self, rows: usize) -> usize {
+        let per_slot: usize = self.accs.iter().map(|a| a.bytes_per_group()).sum::<usize>() + 40;
+        rows * per_slot
+    }
+}

@@ -225,6 +225,12 @@ public final class ArrowAggregate implements AutoCloseable {
         }
     }
 
+    /** Moves a window aggregate's event time to {@code watermark} (see {@link NativeAggregate#advance}). */
+    public void advance(long watermark) {
+        checkOpen();
+        NativeAggregate.advance(handle, watermark);
+    }
+
     /** Sets the processing time (ms) state TTL is judged by; sweeps expired state. */
     public void setTime(long nowMs) {
         checkOpen();

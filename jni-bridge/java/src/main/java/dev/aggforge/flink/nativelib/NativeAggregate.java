@@ -102,8 +102,11 @@ public final class NativeAggregate {
     /** Index in a {@link #stats} array: groups with state (local phase: in the open bundle). */
     public static final int STATS_GROUPS = 2;
 
+    /** Index in a {@link #stats} array: rows a window aggregate dropped as late so far. */
+    public static final int STATS_LATE_DROPPED = 3;
+
     /** Length of a {@link #stats} array. */
-    public static final int STATS_LENGTH = 3;
+    public static final int STATS_LENGTH = 4;
 
     /**
      * Writes the operator's size into {@code out} (at least {@link #STATS_LENGTH} longs, indexed
@@ -113,6 +116,13 @@ public final class NativeAggregate {
      * that owns the operator.
      */
     public static native void stats(long handle, long[] out);
+
+    /**
+     * Moves a window aggregate's event time to {@code watermark}: its next {@link #flush} fires
+     * the windows it passed, and rows processed after it are late against it. GROUP BY aggregates
+     * ignore it.
+     */
+    public static native void advance(long handle, long watermark);
 
     /** Sets the processing time (ms) the operator's state TTL is judged by. */
     public static native void setTime(long handle, long nowMs);

@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.core.memory.DataOutputViewStreamWrapper;
 import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
 import org.apache.flink.runtime.state.KeyGroupsList;
@@ -98,6 +100,10 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     private transient long[] stats;
     /** {@link System#nanoTime} of the last {@code stats} call. */
     private transient long statsPublishedAt;
+    /** Window aggregates: the event-time progress (the last advancing watermark). */
+    private transient long windowWatermark = Long.MIN_VALUE;
+    /** Window aggregates: each subtask's progress, restored as the minimum (as Flink's). */
+    private transient ListState<Long> windowWatermarks;
 
     /** An operator for {@code spec} whose output batches go to the sink {@code sinkFactory} makes. */
     protected NativeAggregateOperator(NativeOperatorSpec spec, BatchSink.Factory<OUT> sinkFactory) {
@@ -189,6 +195,17 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
         ensureNative();
+        windowWatermark = Long.MIN_VALUE;
+        if (spec.mode().firesWindows()) {
+            windowWatermarks =
+                    context.getOperatorStateStore()
+                            .getUnionListState(
+                                    new ListStateDescriptor<>("aggforge-window-watermark", Long.class));
+            if (context.isRestored()) {
+                windowWatermark = restoredWatermark(windowWatermarks.get());
+                aggregate.advance(windowWatermark);
+            }
+        }
         if (!context.isRestored() || !spec.mode().keyed()) {
             return;
         }
@@ -205,6 +222,22 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
             aggregate.restore(payloads.values().toArray(new byte[0][]));
         }
         publishMetrics(true);
+    }
+
+    /**
+     * The watermark a restored window aggregate starts from: the least over every old subtask's,
+     * as Flink's WindowAggOperator restores it ({@code Long.MAX_VALUE} entries aside).
+     */
+    static long restoredWatermark(Iterable<Long> watermarks) {
+        long least = Long.MAX_VALUE;
+        boolean any = false;
+        for (Long watermark : watermarks) {
+            if (watermark != null && watermark != Long.MAX_VALUE) {
+                least = Math.min(least, watermark);
+                any = true;
+            }
+        }
+        return any ? least : Long.MIN_VALUE;
     }
 
     /** A key group's payload: an int length then the bytes; length 0 (or nothing) is none. */
@@ -314,6 +347,15 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
+        if (spec.mode().firesWindows() && aggregate != null) {
+            // The rows before the watermark are judged late against the previous one; then the
+            // flush fires the windows this one passed, before it is forwarded.
+            handOver();
+            if (mark.getTimestamp() > windowWatermark) {
+                windowWatermark = mark.getTimestamp();
+                aggregate.advance(windowWatermark);
+            }
+        }
         finishBundleAndSink();
         super.processWatermark(mark);
     }
@@ -328,6 +370,9 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
+        if (windowWatermarks != null) {
+            windowWatermarks.update(java.util.List.of(windowWatermark));
+        }
         if (!spec.mode().keyed()) {
             return;
         }

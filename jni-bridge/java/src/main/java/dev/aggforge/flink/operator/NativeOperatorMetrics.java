@@ -46,11 +46,18 @@ public final class NativeOperatorMetrics {
     /** Counter: nanoseconds spent inside the operator's native calls. */
     public static final String NATIVE_TIME_NANOS = "nativeTimeNanos";
 
+    /**
+     * Counter in the operator's own group, as Flink's window operator names it: rows a window
+     * aggregate dropped as late.
+     */
+    public static final String LATE_RECORDS_DROPPED = "numLateRecordsDropped";
+
     private final OneWriterCounter rowsIn = new OneWriterCounter();
     private final OneWriterCounter rowsOut = new OneWriterCounter();
     private final OneWriterCounter batchesIn = new OneWriterCounter();
     private final OneWriterCounter batchesOut = new OneWriterCounter();
     private final OneWriterCounter nativeTimeNanos = new OneWriterCounter();
+    private final OneWriterCounter lateDropped = new OneWriterCounter();
     private volatile long nativeBytes;
     private volatile long memoryBudgetBytes;
     private volatile long groups;
@@ -69,6 +76,7 @@ public final class NativeOperatorMetrics {
         group.counter(BATCHES_IN, metrics.batchesIn);
         group.counter(BATCHES_OUT, metrics.batchesOut);
         group.counter(NATIVE_TIME_NANOS, metrics.nativeTimeNanos);
+        operator.counter(LATE_RECORDS_DROPPED, metrics.lateDropped);
         return metrics;
     }
 
@@ -89,6 +97,15 @@ public final class NativeOperatorMetrics {
         nativeBytes = stats[NativeAggregate.STATS_MEMORY_USED];
         memoryBudgetBytes = stats[NativeAggregate.STATS_MEMORY_BUDGET];
         groups = stats[NativeAggregate.STATS_GROUPS];
+        long late = stats[NativeAggregate.STATS_LATE_DROPPED] - lateDropped.getCount();
+        if (late > 0) {
+            lateDropped.inc(late);
+        }
+    }
+
+    /** Rows dropped as late so far (window aggregates), as last published. */
+    public long lateRecordsDropped() {
+        return lateDropped.getCount();
     }
 
     /** Operator thread: publishes the cumulative native time (never decreases). */

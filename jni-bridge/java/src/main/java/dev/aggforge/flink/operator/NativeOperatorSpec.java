@@ -26,16 +26,28 @@ public final class NativeOperatorSpec implements Serializable {
         /** Local phase: per-bundle partials, no state (MiniBatchLocalGroupAggFunction). */
         LOCAL,
         /** Global phase: merges partials per bundle (MiniBatchGlobalGroupAggFunction). */
-        GLOBAL;
+        GLOBAL,
+        /**
+         * Window aggregate, single or global phase (WindowAggOperator): folds rows into slices,
+         * fires the windows each watermark passes.
+         */
+        WINDOW,
+        /** Window aggregate, local phase (LocalSlicingWindowAggOperator): per-slice partials. */
+        LOCAL_WINDOW;
 
         /** Whether rows are collected in bundles that are flushed as a whole. */
         public boolean bundled() {
             return this != IMMEDIATE;
         }
 
-        /** Whether the operator keeps keyed state (every mode but the local phase). */
+        /** Whether the operator keeps keyed state (every mode but the local phases). */
         public boolean keyed() {
-            return this != LOCAL;
+            return this != LOCAL && this != LOCAL_WINDOW;
+        }
+
+        /** Whether the operator fires windows by event time (its watermark is state). */
+        public boolean firesWindows() {
+            return this == WINDOW;
         }
     }
 

@@ -10,6 +10,7 @@ import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalWindowAggregateBase;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
 import org.apache.flink.table.planner.plan.optimize.program.StreamOptimizeContext;
 
@@ -21,6 +22,7 @@ import dev.aggforge.flink.planner.nodes.AggforgeDecision;
 import dev.aggforge.flink.planner.nodes.ColumnarExchange;
 import dev.aggforge.flink.planner.describe.StockAggregate;
 import dev.aggforge.flink.planner.nodes.NativeRewrite;
+import dev.aggforge.flink.planner.nodes.WindowRewrite;
 
 /**
  * The aggforge step of the stream optimizer, run after all of Flink's own programs on the
@@ -68,6 +70,13 @@ public final class AggforgeRewriteProgram
             changed |= rewritten != input;
         }
         RelNode current = changed ? node.copy(node.getTraitSet(), inputs) : node;
+        if (WindowRewrite.replaceable(current)) {
+            StreamPhysicalWindowAggregateBase window = (StreamPhysicalWindowAggregateBase) current;
+            NativeRewrite.Outcome outcome =
+                    WindowRewrite.decide(window, ExecNodeConfig.ofTableConfig(config, false));
+            recorded.add(outcome.descriptor());
+            return WindowRewrite.replace(window, outcome.decision());
+        }
         if (!NativeRewrite.replaceable(current)) {
             return current;
         }

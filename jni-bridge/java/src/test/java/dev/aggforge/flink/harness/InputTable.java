@@ -41,13 +41,48 @@ public final class InputTable implements Serializable {
     private final RowType rowType;
     private final long rowCount;
     private final GeneratorFunction<Long, RowData> generator;
+    /** The rowtime column, or null for a table without event time. */
+    private final String rowtime;
+    /** How far the watermark trails the largest rowtime seen, in whole seconds. */
+    private final long watermarkDelaySeconds;
 
     private InputTable(
             String name, RowType rowType, long rowCount, GeneratorFunction<Long, RowData> generator) {
+        this(name, rowType, rowCount, generator, null, 0);
+    }
+
+    private InputTable(
+            String name,
+            RowType rowType,
+            long rowCount,
+            GeneratorFunction<Long, RowData> generator,
+            String rowtime,
+            long watermarkDelaySeconds) {
         this.name = name;
         this.rowType = rowType;
         this.rowCount = rowCount;
         this.generator = generator;
+        this.rowtime = rowtime;
+        this.watermarkDelaySeconds = watermarkDelaySeconds;
+    }
+
+    /**
+     * This table with {@code column} (a TIMESTAMP(3)) as its rowtime attribute and the watermark
+     * {@code column - INTERVAL 'delaySeconds' SECOND}. The harness emits a watermark whenever it
+     * advances (auto-watermark interval 0), so late rows are the same in every run.
+     */
+    public InputTable withWatermark(String column, long delaySeconds) {
+        return new InputTable(name, rowType, rowCount, generator, column, delaySeconds);
+    }
+
+    /** The rowtime column, or null. */
+    public String rowtime() {
+        return rowtime;
+    }
+
+    /** The watermark's delay behind the rowtime, in seconds. */
+    public long watermarkDelaySeconds() {
+        return watermarkDelaySeconds;
     }
 
     /** {@code keys} for {@link #generated}: every row its own key (up to 2^32 rows). */

@@ -118,6 +118,16 @@ public final class SqlHarness {
         return job.getNetRuntime();
     }
 
+    /** An SQL interval literal of {@code seconds} (each field holds at most two digits). */
+    private static String interval(long seconds) {
+        if (seconds % 3600 == 0) {
+            return "INTERVAL '" + seconds / 3600 + "' HOUR";
+        }
+        return seconds % 60 == 0
+                ? "INTERVAL '" + seconds / 60 + "' MINUTE"
+                : "INTERVAL '" + seconds + "' SECOND";
+    }
+
     /** A fresh environment with the options applied and the inputs registered as views. */
     public static StreamTableEnvironment environment(RunOptions options, InputTable... inputs) {
         StreamExecutionEnvironment env = SharedMiniCluster.environment(new Configuration());
@@ -136,7 +146,20 @@ public final class SqlHarness {
             DataStream<RowData> stream =
                     env.fromSource(source, WatermarkStrategy.noWatermarks(), input.name())
                             .setParallelism(1);
-            tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(stream));
+            if (input.rowtime() == null) {
+                tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(stream));
+                continue;
+            }
+            // A watermark whenever it advances: late rows do not depend on timing.
+            env.getConfig().setAutoWatermarkInterval(0);
+            String column = "`" + input.rowtime() + "`";
+            Schema schema =
+                    Schema.newBuilder()
+                            .watermark(
+                                    input.rowtime(),
+                                    column + " - " + interval(input.watermarkDelaySeconds()))
+                            .build();
+            tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(stream, schema));
         }
         return tEnv;
     }

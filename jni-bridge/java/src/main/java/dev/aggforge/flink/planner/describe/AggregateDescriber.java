@@ -135,6 +135,60 @@ public final class AggregateDescriber {
     }
 
     /**
+     * The descriptor of a window aggregate's {@code agg} (its windows aside): {@code infos} is
+     * Flink's window AggregateInfoList for the phase (for HOP it holds the COUNT(*) Flink
+     * inserts). Single and local phase read the node's input; the global phase its partials.
+     */
+    public static AggregateDescriptor describeWindow(
+            StockAggregate agg, AggregateInfoList infos, RowType input, ExecNodeConfig config) {
+        List<String> reasons = new ArrayList<>();
+        switch (agg.phase()) {
+            case LOCAL:
+                checkPartials(agg.outputType(), agg.grouping().length, reasons);
+                return build(
+                        agg,
+                        input,
+                        true,
+                        false,
+                        0,
+                        inputCalls(input, agg),
+                        countStarPartial(infos, agg.grouping().length),
+                        views(infos, -1, reasons),
+                        List.of(),
+                        config,
+                        reasons);
+            case GLOBAL:
+                checkPartials(input, agg.grouping().length, reasons);
+                Partials partials = partials(agg, infos);
+                return build(
+                        agg,
+                        input,
+                        true,
+                        false,
+                        0,
+                        partials.calls(),
+                        partials.countStarColumn(),
+                        views(infos, partials.end(), reasons),
+                        List.of(),
+                        config,
+                        reasons);
+            default:
+                return build(
+                        agg,
+                        input,
+                        true,
+                        false,
+                        0,
+                        inputCalls(input, agg),
+                        -1,
+                        List.of(),
+                        List.of(),
+                        config,
+                        reasons);
+        }
+    }
+
+    /**
      * Flink's IncrementalGroupAggregate: its input is the partial level's local partials (Flink's
      * partialLocalAggInfoList, views on the heap), its output the same accumulators without the
      * views, keyed by the final level's keys.

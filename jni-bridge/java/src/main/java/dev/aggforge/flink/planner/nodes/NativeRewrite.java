@@ -245,7 +245,7 @@ public final class NativeRewrite {
         return out;
     }
 
-    private static int position(int[] columns, int column) {
+    static int position(int[] columns, int column) {
         for (int i = 0; i < columns.length; i++) {
             if (columns[i] == column) {
                 return i;

@@ -1,0 +1,317 @@
+package dev.aggforge.flink.planner.nodes;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+
+import org.apache.calcite.rel.RelNode;
+import org.apache.calcite.rel.core.AggregateCall;
+import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.logical.CumulativeWindowSpec;
+import org.apache.flink.table.planner.plan.logical.HoppingWindowSpec;
+import org.apache.flink.table.planner.plan.logical.SliceAttachedWindowingStrategy;
+import org.apache.flink.table.planner.plan.logical.TimeAttributeWindowingStrategy;
+import org.apache.flink.table.planner.plan.logical.TumblingWindowSpec;
+import org.apache.flink.table.planner.plan.logical.WindowSpec;
+import org.apache.flink.table.planner.plan.logical.WindowingStrategy;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGlobalWindowAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalLocalWindowAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalWindowAggregate;
+import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalWindowAggregateBase;
+import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
+import org.apache.flink.table.planner.plan.utils.AggregateUtil;
+import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
+import org.apache.flink.table.runtime.groupwindow.NamedWindowProperty;
+import org.apache.flink.table.runtime.groupwindow.RowtimeAttribute;
+import org.apache.flink.table.runtime.groupwindow.WindowEnd;
+import org.apache.flink.table.runtime.groupwindow.WindowStart;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimestampType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.aggforge.flink.AggforgeOptions;
+import dev.aggforge.flink.arrow.ArrowTypes;
+import dev.aggforge.flink.arrow.RowDataToArrow;
+import dev.aggforge.flink.nativelib.ArrowAggregate;
+import dev.aggforge.flink.operator.NativeOperatorSpec;
+import dev.aggforge.flink.plan.AggregateDescriptor;
+import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
+import dev.aggforge.flink.plan.Preflight;
+import dev.aggforge.flink.planner.describe.AggregateDescriber;
+import dev.aggforge.flink.planner.describe.StockAggregate;
+
+/**
+ * Decides what runs a Flink window aggregate over a window table function (single phase {@code
+ * WindowAggregate}, or the {@code LocalWindowAggregate} / {@code GlobalWindowAggregate} pair) and
+ * builds the node that takes its place: the same aggregate with the decision attached, whose exec
+ * node runs the native window operator ({@link NativeOperatorSpec.Mode#WINDOW}, {@link
+ * NativeOperatorSpec.Mode#LOCAL_WINDOW}) when native. Admitted so far: TUMBLE, HOP and CUMULATE
+ * over a TIMESTAMP(3) rowtime attribute, insert-only input; everything else stays on Flink with
+ * its reason in EXPLAIN.
+ */
+public final class WindowRewrite {
+
+    private static final Logger LOG = LoggerFactory.getLogger(WindowRewrite.class);
+
+    /** Rows a local window phase folds before it flushes, besides watermarks and barriers. */
+    static final long LOCAL_FLUSH_ROWS = 1L << 20;
+
+    private WindowRewrite() {}
+
+    /** Whether {@code node} is one of the window-aggregate nodes {@link #replace} handles. */
+    public static boolean replaceable(RelNode node) {
+        return node instanceof StreamPhysicalWindowAggregate
+                || node instanceof StreamPhysicalLocalWindowAggregate
+                || node instanceof StreamPhysicalGlobalWindowAggregate;
+    }
+
+    /** The node that takes {@code node}'s place, carrying {@code decision}. */
+    public static RelNode replace(StreamPhysicalWindowAggregateBase node, AggforgeDecision decision) {
+        RelNode input = node.getInput();
+        if (node instanceof StreamPhysicalWindowAggregate single) {
+            return new StreamPhysicalAggforgeWindowAggregate(
+                    single, node.getTraitSet(), input, decision);
+        }
+        if (node instanceof StreamPhysicalLocalWindowAggregate local) {
+            return new StreamPhysicalAggforgeLocalWindowAggregate(
+                    local, node.getTraitSet(), input, decision);
+        }
+        if (node instanceof StreamPhysicalGlobalWindowAggregate global) {
+            return new StreamPhysicalAggforgeGlobalWindowAggregate(
+                    global, node.getTraitSet(), input, decision);
+        }
+        throw new IllegalArgumentException("unknown window node " + node.getClass().getName());
+    }
+
+    /** Describes the window aggregate {@code node}, decides whether it runs natively, logs it. */
+    public static NativeRewrite.Outcome decide(
+            StreamPhysicalWindowAggregateBase node, ExecNodeConfig config) {
+        FlinkTypeFactory typeFactory = (FlinkTypeFactory) node.getCluster().getTypeFactory();
+        RowType input = FlinkTypeFactory.toLogicalRowType(node.getInput().getRowType());
+        RowType output = FlinkTypeFactory.toLogicalRowType(node.getRowType());
+        Phase phase;
+        WindowingStrategy windowing;
+        RowType localInput = null;
+        List<NamedWindowProperty> properties = List.of();
+        if (node instanceof StreamPhysicalLocalWindowAggregate local) {
+            phase = Phase.LOCAL;
+            windowing = local.windowing();
+        } else if (node instanceof StreamPhysicalGlobalWindowAggregate global) {
+            phase = Phase.GLOBAL;
+            windowing = global.windowing();
+            localInput = FlinkTypeFactory.toLogicalRowType(global.inputRowTypeOfLocalAgg());
+            properties = JavaScalaConversionUtil.toJava(global.namedWindowProperties());
+        } else {
+            phase = Phase.SINGLE;
+            windowing = ((StreamPhysicalWindowAggregate) node).windowing();
+            properties = JavaScalaConversionUtil.toJava(node.namedWindowProperties());
+        }
+        boolean needRetraction = AggregateUtil.needRetraction(node);
+        List<AggregateCall> calls = JavaScalaConversionUtil.toJava(node.aggCalls());
+        boolean[] retractions = new boolean[calls.size()];
+        java.util.Arrays.fill(retractions, needRetraction);
+        StockAggregate stock =
+                new StockAggregate(
+                        phase,
+                        node.getRelDetailedDescription(),
+                        node.grouping(),
+                        null,
+                        calls,
+                        retractions,
+                        needRetraction,
+                        false,
+                        localInput,
+                        null,
+                        null,
+                        output);
+        AggregateInfoList infos =
+                AggregateUtil.deriveStreamWindowAggregateInfoList(
+                        typeFactory,
+                        phase == Phase.GLOBAL ? localInput : input,
+                        node.aggCalls(),
+                        needRetraction,
+                        windowing.getWindow(),
+                        phase != Phase.LOCAL);
+        AggregateDescriptor descriptor =
+                AggregateDescriber.describeWindow(stock, infos, input, config);
+        AggforgeDecision decision =
+                decide(descriptor, phase, windowing, properties, needRetraction, input, output, config);
+        LOG.info(
+                "aggforge: window aggregate {} ({}):\n{}",
+                decision.isNative() ? "runs natively" : "stays on Flink",
+                decision.explain(),
+                descriptor.toText());
+        return new NativeRewrite.Outcome(descriptor, decision);
+    }
+
+    private static AggforgeDecision decide(
+            AggregateDescriptor descriptor,
+            Phase phase,
+            WindowingStrategy windowing,
+            List<NamedWindowProperty> properties,
+            boolean needRetraction,
+            RowType input,
+            RowType output,
+            ExecNodeConfig config) {
+        if (!descriptor.supportedByJavaSide()) {
+            return AggforgeDecision.stock(descriptor.unsupported());
+        }
+        if (!config.get(AggforgeOptions.BUNDLED_ENABLED)) {
+            return AggforgeDecision.stock(
+                    "window aggregates fire in bundles, which are off ("
+                            + AggforgeOptions.BUNDLED_ENABLED.key()
+                            + "=false)");
+        }
+        String unsupported = unsupported(phase, windowing, properties, needRetraction);
+        if (unsupported != null) {
+            return AggforgeDecision.stock(unsupported);
+        }
+        int timeColumn =
+                phase == Phase.GLOBAL
+                        ? ((SliceAttachedWindowingStrategy) windowing).getSliceEnd()
+                        : ((TimeAttributeWindowingStrategy) windowing).getTimeAttributeIndex();
+        TreeSet<Integer> used = new TreeSet<>();
+        for (int column : NativeRewrite.usedColumns(descriptor)) {
+            used.add(column);
+        }
+        used.add(timeColumn);
+        int[] columns = used.stream().mapToInt(Integer::intValue).toArray();
+        try {
+            RowDataToArrow.schemaFor(input, columns, false);
+            for (int i = 0; i < output.getFieldCount(); i++) {
+                ArrowTypes.fieldFor(output.getFieldNames().get(i), output.getTypeAt(i));
+            }
+        } catch (IllegalArgumentException e) {
+            return AggforgeDecision.stock("no Arrow layout: " + e.getMessage());
+        }
+        AggregateDescriptor remapped = NativeRewrite.remap(descriptor, columns);
+        String planJson =
+                remapped.toPlanJson(
+                        config.get(AggforgeOptions.MEMORY_BUDGET).getBytes(),
+                        NativeRewrite.PLANNED_MAX_PARALLELISM);
+        StringBuilder extra = new StringBuilder();
+        if (phase == Phase.GLOBAL
+                && remapped.countStarColumn() >= 0
+                && !planJson.contains("\"count_star_column\"")) {
+            extra.append(",\"count_star_column\":").append(remapped.countStarColumn());
+        }
+        extra.append(",\"window\":")
+                .append(windowJson(windowing.getWindow(), NativeRewrite.position(columns, timeColumn), properties));
+        planJson = planJson.substring(0, planJson.length() - 1) + extra + "}";
+        String admission = ArrowAggregate.admit(planJson);
+        if (!ArrowAggregate.isAdmitted(admission)) {
+            return AggforgeDecision.stock("not admitted by the runtime: " + admission);
+        }
+        int batchSize = config.get(AggforgeOptions.BATCH_SIZE);
+        Preflight.checkBudget(planJson, batchSize, config);
+        boolean local = phase == Phase.LOCAL;
+        return AggforgeDecision.nativeOperator(
+                new NativeOperatorSpec(
+                        planJson,
+                        input,
+                        output,
+                        columns,
+                        false,
+                        local ? NativeOperatorSpec.Mode.LOCAL_WINDOW : NativeOperatorSpec.Mode.WINDOW,
+                        local ? LOCAL_FLUSH_ROWS : Long.MAX_VALUE,
+                        batchSize,
+                        0,
+                        admission.substring("admitted: ".length())));
+    }
+
+    /** Why the native window operator cannot run this aggregate yet, or null. */
+    private static String unsupported(
+            Phase phase,
+            WindowingStrategy windowing,
+            List<NamedWindowProperty> properties,
+            boolean needRetraction) {
+        boolean expected =
+                phase == Phase.GLOBAL
+                        ? windowing instanceof SliceAttachedWindowingStrategy
+                        : windowing instanceof TimeAttributeWindowingStrategy;
+        if (!expected) {
+            return "windows attached by a separate window table function ("
+                    + windowing.getClass().getSimpleName()
+                    + ") are not supported yet";
+        }
+        WindowSpec window = windowing.getWindow();
+        if (!(window instanceof TumblingWindowSpec
+                || window instanceof HoppingWindowSpec
+                || window instanceof CumulativeWindowSpec)) {
+            return window.getClass().getSimpleName() + " windows are not supported yet";
+        }
+        if (!windowing.isRowtime()) {
+            return "processing-time windows are not supported yet";
+        }
+        LogicalType time = windowing.getTimeAttributeType();
+        if (!(time instanceof TimestampType) || ((TimestampType) time).getPrecision() > 3) {
+            return "time attribute of type "
+                    + time.asSummaryString()
+                    + " (only TIMESTAMP(3) rowtime is supported yet; TIMESTAMP_LTZ windows shift"
+                    + " by the session time zone)";
+        }
+        if (needRetraction) {
+            return "windows over an updating (changelog) input are not supported yet";
+        }
+        for (NamedWindowProperty p : properties) {
+            if (!(p.getProperty() instanceof WindowStart
+                    || p.getProperty() instanceof WindowEnd
+                    || p.getProperty() instanceof RowtimeAttribute)) {
+                return "window property " + p.getName() + " is not supported";
+            }
+        }
+        return null;
+    }
+
+    /** The runtime's {@code window} plan field. */
+    private static String windowJson(
+            WindowSpec window, int timeColumn, List<NamedWindowProperty> properties) {
+        String kind;
+        Duration size;
+        Duration step = Duration.ZERO;
+        Duration offset;
+        if (window instanceof TumblingWindowSpec tumble) {
+            kind = "tumble";
+            size = tumble.getSize();
+            offset = tumble.getOffset();
+        } else if (window instanceof HoppingWindowSpec hop) {
+            kind = "hop";
+            size = hop.getSize();
+            step = hop.getSlide();
+            offset = hop.getOffset();
+        } else {
+            CumulativeWindowSpec cumulate = (CumulativeWindowSpec) window;
+            kind = "cumulate";
+            size = cumulate.getMaxSize();
+            step = cumulate.getStep();
+            offset = cumulate.getOffset();
+        }
+        List<String> names = new ArrayList<>();
+        for (NamedWindowProperty p : properties) {
+            if (p.getProperty() instanceof WindowStart) {
+                names.add("\"window_start\"");
+            } else if (p.getProperty() instanceof WindowEnd) {
+                names.add("\"window_end\"");
+            } else {
+                names.add("\"window_time\"");
+            }
+        }
+        return "{\"kind\":\""
+                + kind
+                + "\",\"size_ms\":"
+                + size.toMillis()
+                + ",\"step_ms\":"
+                + step.toMillis()
+                + ",\"offset_ms\":"
+                + (offset == null ? 0 : offset.toMillis())
+                + ",\"time_column\":"
+                + timeColumn
+                + ",\"properties\":["
+                + String.join(",", names)
+                + "]}";
+    }
+}

@@ -1,0 +1,119 @@
+//! The native operators a handle can name: a GROUP BY aggregate or a
+//! window aggregate, chosen by the plan (`window` set or not), behind the
+//! one set of calls the Java operator makes.
+
+use aggforge_runtime::error::Result;
+use aggforge_runtime::operator::{GroupAggOperator, OperatorStats};
+use aggforge_runtime::plan::AggPlan;
+use aggforge_runtime::window_agg::WindowAggOperator;
+use arrow_array::RecordBatch;
+
+/// One open native operator.
+#[derive(Debug)]
+pub enum NativeOperator {
+    /// A GROUP BY aggregate (single, local or global phase).
+    Group(GroupAggOperator),
+    /// A window aggregate (single, local or global phase).
+    Window(WindowAggOperator),
+}
+
+impl NativeOperator {
+    /// The operator the plan describes.
+    pub fn new(plan: AggPlan) -> Result<Self> {
+        Ok(match plan.window {
+            Some(_) => NativeOperator::Window(WindowAggOperator::new(plan)?),
+            None => NativeOperator::Group(GroupAggOperator::new(plan)?),
+        })
+    }
+
+    /// The least budget that holds one batch of `rows` rows.
+    pub fn min_budget_bytes(&self, rows: usize) -> usize {
+        match self {
+            NativeOperator::Group(op) => op.min_budget_bytes(rows),
+            NativeOperator::Window(op) => op.min_budget_bytes(rows),
+        }
+    }
+
+    /// Takes a batch; returns what immediate mode emits now.
+    pub fn process(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+        match self {
+            NativeOperator::Group(op) => op.process(batch),
+            NativeOperator::Window(op) => op.process(batch).map(|_| None),
+        }
+    }
+
+    /// Finishes the bundle, or fires the windows the watermark passed.
+    pub fn flush(&mut self) -> Result<Option<RecordBatch>> {
+        match self {
+            NativeOperator::Group(op) => op.flush(),
+            NativeOperator::Window(op) => op.flush(),
+        }
+    }
+
+    /// Moves a window aggregate's event time; a GROUP BY aggregate has none.
+    pub fn advance(&mut self, watermark: i64) {
+        if let NativeOperator::Window(op) = self {
+            op.advance(watermark);
+        }
+    }
+
+    /// The state, one payload per key group.
+    pub fn snapshot(&self) -> Result<Vec<(u16, Vec<u8>)>> {
+        match self {
+            NativeOperator::Group(op) => op.snapshot(),
+            NativeOperator::Window(op) => op.snapshot(),
+        }
+    }
+
+    /// Restores key-group payloads.
+    pub fn restore(&mut self, payloads: &[(u16, Vec<u8>)]) -> Result<()> {
+        match self {
+            NativeOperator::Group(op) => op.restore(payloads),
+            NativeOperator::Window(op) => op.restore(payloads),
+        }
+    }
+
+    /// Sets the processing time state TTL is judged by (windows have no TTL).
+    pub fn set_time(&mut self, now_ms: i64) -> Result<()> {
+        match self {
+            NativeOperator::Group(op) => op.set_time(now_ms),
+            NativeOperator::Window(_) => Ok(()),
+        }
+    }
+
+    /// Flink's message when a function failed the query.
+    pub fn failure(&self) -> Option<&'static str> {
+        match self {
+            NativeOperator::Group(op) => op.failure(),
+            NativeOperator::Window(_) => None,
+        }
+    }
+
+    /// Bytes held, measured.
+    pub fn memory_used(&self) -> usize {
+        match self {
+            NativeOperator::Group(op) => op.memory_used(),
+            NativeOperator::Window(op) => op.memory_bytes(),
+        }
+    }
+
+    /// Groups (windows: slices with state), bytes held and the budget.
+    pub fn stats(&self) -> OperatorStats {
+        match self {
+            NativeOperator::Group(op) => op.stats(),
+            NativeOperator::Window(op) => OperatorStats {
+                memory_used: op.memory_bytes(),
+                memory_budget: op.budget().limit(),
+                groups: op.sizes().1,
+            },
+        }
+    }
+
+    /// Rows a window aggregate dropped as late (0 for GROUP BY).
+    pub fn late_dropped(&self) -> u64 {
+        match self {
+            NativeOperator::Group(_) => 0,
+            NativeOperator::Window(op) => op.late_dropped(),
+        }
+    }
+}
