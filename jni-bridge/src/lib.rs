@@ -377,7 +377,9 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_advance
     handle: jlong,
     watermark: jlong,
 ) {
-    entry(&mut env, (), |_| aggregate::advance(handle as u64, watermark))
+    entry(&mut env, (), |_| {
+        aggregate::advance(handle as u64, watermark)
+    })
 }
 
 /// `static native String failure(long handle)`: Flink's message when a

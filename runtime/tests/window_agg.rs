@@ -275,3 +275,29 @@ fn the_local_phase_emits_partials_with_slice_ends() {
     assert_eq!(show(Some(out)), ["a|2|3|2|1000", "b|1|3|3|2000"]);
     assert_eq!(op.flush().unwrap(), None, "a flush empties the local phase");
 }
+
+#[test]
+fn groups_leave_the_table_once_their_windows_fired() {
+    // Every second 2,000 new keys; the table holds about the live ones.
+    let mut op = WindowAggOperator::new(single(WindowKind::Tumble, 1000, 0)).unwrap();
+    let mut emitted = 0;
+    for second in 0..20i64 {
+        let keys: Vec<String> = (0..2000).map(|i| format!("k{second}-{i}")).collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let times = vec![second * 1000 + 500; keys.len()];
+        op.process(&rows(&keys, &vec![1; keys.len()], &times))
+            .unwrap();
+        op.advance(second * 1000 + 999);
+        let out = show(op.flush().unwrap());
+        assert_eq!(out.len(), 2000);
+        assert!(out[0].starts_with(&format!("k{second}-")), "{}", out[0]);
+        emitted += out.len();
+        assert!(
+            op.sizes().0 <= 4000,
+            "groups {} after {second} s",
+            op.sizes().0
+        );
+    }
+    assert_eq!(emitted, 40_000);
+    assert_eq!((op.sizes().1, op.sizes().2), (0, 0));
+}

@@ -216,11 +216,12 @@ impl WindowAggOperator {
             let mut slots = Vec::new();
             for (i, &g) in ids.iter().enumerate() {
                 let ns = namespaces.value(i);
-                if flags.value(i) & HAS_TIMER != 0 {
-                    self.timers.register(g, ns);
+                if flags.value(i) & HAS_TIMER != 0 && self.timers.register(g, ns) {
+                    self.refs.add(g);
                 }
                 if flags.value(i) & HAS_STATE != 0 {
                     let (slot, fresh) = self.slots.get_or_insert(g, ns);
+                    self.refs.add(g);
                     if !fresh {
                         return Err(AggError::Snapshot(format!(
                             "key group {kg}: slice {ns} of a group is restored twice"

@@ -18,6 +18,7 @@ use arrow_array::{ArrayRef, BooleanArray, Int64Array, Int8Array, RecordBatch};
 use arrow_select::concat::concat_batches;
 use arrow_select::filter::filter_record_batch;
 
+use super::slots::GroupRefs;
 use super::{WindowAggOperator, WindowProperty};
 use crate::error::Result;
 use crate::window::{is_fired, WindowSpec};
@@ -31,7 +32,11 @@ impl WindowAggOperator {
             if let Some(batch) = self.fire(end, &groups)? {
                 out.push(batch);
             }
+            for &g in &groups {
+                self.refs.drop(g);
+            }
         }
+        self.compact_if_sparse()?;
         match out.len() {
             0 => Ok(None),
             1 => Ok(out.pop()),
@@ -72,7 +77,10 @@ impl WindowAggOperator {
                 let mut targets = Vec::new();
                 let mut results = Vec::with_capacity(groups.len());
                 for &g in groups {
-                    let (target, _) = self.slots.get_or_insert(g, first);
+                    let (target, created) = self.slots.get_or_insert(g, first);
+                    if created {
+                        self.refs.add(g);
+                    }
                     results.push(target);
                     if end != first {
                         if let Some(slot) = self.slots.get(g, end) {
@@ -89,7 +97,9 @@ impl WindowAggOperator {
         let batch = self.window_rows(end, groups, &results, &emitted)?;
         for (&g, &nonempty) in groups.iter().zip(&emitted) {
             if let Some(next) = self.next_window(end, nonempty) {
-                self.timers.register(g, next);
+                if self.timers.register(g, next) {
+                    self.refs.add(g);
+                }
             }
         }
         let expired = self.spec.expired_slices(end);
@@ -138,7 +148,9 @@ impl WindowAggOperator {
         for acc in &mut self.accs {
             acc.clear(&[slot]);
         }
-        self.slots.release(slot);
+        if let Some(g) = self.slots.release(slot) {
+            self.refs.drop(g);
+        }
     }
 
     /// Whether each result slot is emitted: its record count is not 0 (Flink
@@ -227,6 +239,7 @@ impl WindowAggOperator {
         let batch = RecordBatch::try_new(self.schema.clone(), columns)?;
         self.table.clear();
         self.slots.clear();
+        self.refs = GroupRefs::default();
         for acc in &mut self.accs {
             acc.reset();
         }

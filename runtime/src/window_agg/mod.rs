@@ -42,7 +42,7 @@ use crate::types::{Phase, ROW_KIND_COLUMN};
 use crate::window::{is_fired, WindowSpec};
 
 pub use plan::{WindowKind, WindowPlan, WindowProperty};
-use slots::{SliceSlots, Timers};
+use slots::{GroupRefs, SliceSlots, Timers};
 
 /// Name of the local phase's slice column (Flink's `$slice_end`).
 pub const SLICE_END_COLUMN: &str = "$slice_end";
@@ -73,6 +73,8 @@ pub struct WindowAggOperator {
     table: GroupTable,
     slots: SliceSlots,
     timers: Timers,
+    /// By group: its slices with state plus its pending windows.
+    refs: GroupRefs,
     /// Indexed by slot.
     accs: Vec<Box<dyn GroupAccumulator>>,
     /// The event-time progress: the last advancing watermark.
@@ -177,6 +179,7 @@ impl WindowAggOperator {
             table: GroupTable::new(&plan.key_types)?,
             slots: SliceSlots::default(),
             timers: Timers::default(),
+            refs: GroupRefs::default(),
             budget: MemoryBudget::new(plan.memory_budget_bytes),
             specializations: admitted.specializations,
             accs,
@@ -271,6 +274,7 @@ impl WindowAggOperator {
             let target = self.fold_target(slice, late);
             let (slot, created) = self.slots.get_or_insert(g, target);
             if created {
+                self.refs.add(g);
                 fresh.push(slot);
             }
             row_slots.push(slot);
@@ -280,7 +284,9 @@ impl WindowAggOperator {
         }
         if let Err(e) = self.reserve(fresh.len(), &input) {
             for &slot in fresh.iter().rev() {
-                self.slots.release(slot);
+                if let Some(g) = self.slots.release(slot) {
+                    self.refs.drop(g);
+                }
             }
             self.table.truncate(groups_before);
             return Err(e);
@@ -291,7 +297,9 @@ impl WindowAggOperator {
         }
         self.fold(&input, &row_slots)?;
         for (g, end) in timers {
-            self.timers.register(g, end);
+            if self.timers.register(g, end) {
+                self.refs.add(g);
+            }
         }
         Ok(())
     }
@@ -456,6 +464,30 @@ impl WindowAggOperator {
 }
 
 impl WindowAggOperator {
+    /// Rebuilds the group table without the groups that have no state and
+    /// no pending window, once they are most of it: groups come and go with
+    /// their windows, and the table would otherwise only grow.
+    fn compact_if_sparse(&mut self) -> Result<()> {
+        let total = self.table.len();
+        if total < 1024 || self.refs.live() * 2 > total {
+            return Ok(());
+        }
+        let live: Vec<u32> = (0..total as u32).filter(|&g| self.refs.has(g)).collect();
+        let keys = self.table.keys(&live)?;
+        let mut table = GroupTable::new(&self.plan.key_types)?;
+        let mut ids = Vec::with_capacity(live.len());
+        table.intern(&keys, live.len(), &mut ids)?;
+        let mut renamed = vec![u32::MAX; total];
+        for (&old, &new) in live.iter().zip(&ids) {
+            renamed[old as usize] = new;
+        }
+        self.slots.rename_groups(&renamed);
+        self.timers.rename_groups(&renamed);
+        self.refs = self.refs.renamed(&live, &ids);
+        self.table = table;
+        Ok(())
+    }
+
     /// A lower bound of the budget one batch of `rows` rows needs when
     /// every row starts a new slice: each slot's accumulators and index
     /// entry (the operator reserves about this much per new slice).

@@ -52,12 +52,28 @@ impl SliceSlots {
         }
     }
 
-    /// Frees `slot` (its accumulators must be cleared by the caller).
-    pub fn release(&mut self, slot: u32) {
-        if let Some(key) = self.owner[slot as usize].take() {
+    /// Frees `slot` (its accumulators must be cleared by the caller);
+    /// returns the group it held state for (`None` for scratch).
+    pub fn release(&mut self, slot: u32) -> Option<u32> {
+        let key = self.owner[slot as usize].take();
+        if let Some(key) = key {
             self.index.remove(&key);
         }
         self.free.push(slot);
+        key.map(|(g, _)| g)
+    }
+
+    /// Renames every group `g` to `renamed[g]` (after the group table was
+    /// compacted; every group with state has a new id).
+    pub fn rename_groups(&mut self, renamed: &[u32]) {
+        self.index = self
+            .index
+            .drain()
+            .map(|((g, s), slot)| ((renamed[g as usize], s), slot))
+            .collect();
+        for (g, _) in self.owner.iter_mut().flatten() {
+            *g = renamed[*g as usize];
+        }
     }
 
     /// Slots ever allocated: the accumulators' size.
@@ -98,11 +114,28 @@ pub(super) struct Timers {
 
 impl Timers {
     /// Makes `group`'s window ending at `end` fire when the watermark
-    /// passes it (again registering one is a no-op).
-    pub fn register(&mut self, group: u32, end: i64) {
-        if self.pending.insert((group, end)) {
+    /// passes it (again registering one is a no-op); true when it is new.
+    pub fn register(&mut self, group: u32, end: i64) -> bool {
+        let new = self.pending.insert((group, end));
+        if new {
             self.by_end.entry(end).or_default().push(group);
         }
+        new
+    }
+
+    /// Renames every group `g` to `renamed[g]` (see
+    /// [`SliceSlots::rename_groups`]).
+    pub fn rename_groups(&mut self, renamed: &[u32]) {
+        for groups in self.by_end.values_mut() {
+            for g in groups.iter_mut() {
+                *g = renamed[*g as usize];
+            }
+        }
+        self.pending = self
+            .pending
+            .drain()
+            .map(|(g, end)| (renamed[g as usize], end))
+            .collect();
     }
 
     /// The earliest window end with pending windows, if `due` says it is
@@ -133,6 +166,59 @@ impl Timers {
     /// Bytes held, roughly.
     pub fn memory_bytes(&self) -> usize {
         self.pending.capacity() * 16 + self.by_end.len() * 48 + self.pending.len() * 4
+    }
+}
+
+/// By group id: how many slices with state and pending windows it has; a
+/// group with none can leave the group table.
+#[derive(Debug, Default)]
+pub(super) struct GroupRefs {
+    counts: Vec<u32>,
+    live: usize,
+}
+
+impl GroupRefs {
+    /// One more slice or pending window of `group`.
+    pub fn add(&mut self, group: u32) {
+        let g = group as usize;
+        if g >= self.counts.len() {
+            self.counts.resize(g + 1, 0);
+        }
+        if self.counts[g] == 0 {
+            self.live += 1;
+        }
+        self.counts[g] += 1;
+    }
+
+    /// One slice or pending window of `group` less.
+    pub fn drop(&mut self, group: u32) {
+        let count = &mut self.counts[group as usize];
+        *count -= 1;
+        if *count == 0 {
+            self.live -= 1;
+        }
+    }
+
+    /// Whether `group` has a slice or a pending window.
+    pub fn has(&self, group: u32) -> bool {
+        self.counts.get(group as usize).is_some_and(|&c| c > 0)
+    }
+
+    /// Groups with a slice or a pending window.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// The counts of groups `old[i]`, now named `new[i]`.
+    pub fn renamed(&self, old: &[u32], new: &[u32]) -> GroupRefs {
+        let mut counts = vec![0; new.iter().max().map_or(0, |&m| m as usize + 1)];
+        for (&o, &n) in old.iter().zip(new) {
+            counts[n as usize] = self.counts[o as usize];
+        }
+        GroupRefs {
+            counts,
+            live: old.len(),
+        }
     }
 }
 
