@@ -45,10 +45,12 @@ public final class InputTable implements Serializable {
     private final String rowtime;
     /** How far the watermark trails the largest rowtime seen, in whole seconds. */
     private final long watermarkDelaySeconds;
+    /** Whether the rows' kinds make a changelog (else every row is an insert). */
+    private final boolean changelog;
 
     private InputTable(
             String name, RowType rowType, long rowCount, GeneratorFunction<Long, RowData> generator) {
-        this(name, rowType, rowCount, generator, null, 0);
+        this(name, rowType, rowCount, generator, null, 0, false);
     }
 
     private InputTable(
@@ -57,13 +59,29 @@ public final class InputTable implements Serializable {
             long rowCount,
             GeneratorFunction<Long, RowData> generator,
             String rowtime,
-            long watermarkDelaySeconds) {
+            long watermarkDelaySeconds,
+            boolean changelog) {
         this.name = name;
         this.rowType = rowType;
         this.rowCount = rowCount;
         this.generator = generator;
         this.rowtime = rowtime;
         this.watermarkDelaySeconds = watermarkDelaySeconds;
+        this.changelog = changelog;
+    }
+
+    /**
+     * This table as a changelog: each given row's {@link org.apache.flink.types.RowKind} (+I, -U,
+     * +U, -D) is kept, and the table is registered with {@code fromChangelogStream}.
+     */
+    public InputTable asChangelog() {
+        return new InputTable(
+                name, rowType, rowCount, generator, rowtime, watermarkDelaySeconds, true);
+    }
+
+    /** Whether the table is a changelog. */
+    public boolean changelog() {
+        return changelog;
     }
 
     /**
@@ -72,7 +90,7 @@ public final class InputTable implements Serializable {
      * advances (auto-watermark interval 0), so late rows are the same in every run.
      */
     public InputTable withWatermark(String column, long delaySeconds) {
-        return new InputTable(name, rowType, rowCount, generator, column, delaySeconds);
+        return new InputTable(name, rowType, rowCount, generator, column, delaySeconds, changelog);
     }
 
     /** The rowtime column, or null. */

@@ -16,6 +16,11 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.table.data.conversion.RowRowConverter;
+import org.apache.flink.table.runtime.typeutils.ExternalTypeInfo;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.utils.TypeConversions;
 import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.TableResult;
@@ -118,6 +123,26 @@ public final class SqlHarness {
         return job.getNetRuntime();
     }
 
+    /** Internal rows to external ones, row kinds kept (for {@code fromChangelogStream}). */
+    private static final class ToExternal extends RichMapFunction<RowData, Row> {
+        private static final long serialVersionUID = 1L;
+        private final DataType dataType;
+        private transient RowRowConverter converter;
+
+        ToExternal(DataType dataType) {
+            this.dataType = dataType;
+        }
+
+        @Override
+        public Row map(RowData row) {
+            if (converter == null) {
+                converter = RowRowConverter.create(dataType);
+                converter.open(ToExternal.class.getClassLoader());
+            }
+            return converter.toExternal(row);
+        }
+    }
+
     /** An SQL interval literal of {@code seconds} (each field holds at most two digits). */
     private static String interval(long seconds) {
         if (seconds % 3600 == 0) {
@@ -146,20 +171,30 @@ public final class SqlHarness {
             DataStream<RowData> stream =
                     env.fromSource(source, WatermarkStrategy.noWatermarks(), input.name())
                             .setParallelism(1);
-            if (input.rowtime() == null) {
+            if (input.rowtime() == null && !input.changelog()) {
                 tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(stream));
                 continue;
             }
-            // A watermark whenever it advances: late rows do not depend on timing.
-            env.getConfig().setAutoWatermarkInterval(0);
-            String column = "`" + input.rowtime() + "`";
-            Schema schema =
-                    Schema.newBuilder()
-                            .watermark(
-                                    input.rowtime(),
-                                    column + " - " + interval(input.watermarkDelaySeconds()))
-                            .build();
-            tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(stream, schema));
+            Schema.Builder schema = Schema.newBuilder();
+            if (input.rowtime() != null) {
+                // A watermark whenever it advances: late rows do not depend on timing.
+                env.getConfig().setAutoWatermarkInterval(0);
+                String column = "`" + input.rowtime() + "`";
+                schema.watermark(
+                        input.rowtime(), column + " - " + interval(input.watermarkDelaySeconds()));
+            }
+            if (!input.changelog()) {
+                tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(stream, schema.build()));
+                continue;
+            }
+            DataType dataType = TypeConversions.fromLogicalToDataType(input.rowType());
+            DataStream<Row> changes =
+                    stream.map(new ToExternal(dataType))
+                            .returns(ExternalTypeInfo.of(dataType))
+                            .setParallelism(1);
+            tEnv.createTemporaryView(
+                    input.name(),
+                    tEnv.fromChangelogStream(changes, schema.build(), ChangelogMode.all()));
         }
         return tEnv;
     }

@@ -50,8 +50,8 @@ import dev.aggforge.flink.planner.describe.StockAggregate;
  * builds the node that takes its place: the same aggregate with the decision attached, whose exec
  * node runs the native window operator ({@link NativeOperatorSpec.Mode#WINDOW}, {@link
  * NativeOperatorSpec.Mode#LOCAL_WINDOW}) when native. Admitted so far: TUMBLE, HOP and CUMULATE
- * over a TIMESTAMP(3) rowtime attribute, insert-only input; everything else stays on Flink with
- * its reason in EXPLAIN.
+ * over a TIMESTAMP(3) rowtime attribute, insert-only or changelog input; everything else stays on
+ * Flink with its reason in EXPLAIN.
  */
 public final class WindowRewrite {
 
@@ -180,8 +180,10 @@ public final class WindowRewrite {
         }
         used.add(timeColumn);
         int[] columns = used.stream().mapToInt(Integer::intValue).toArray();
+        // Over a changelog the rows' kinds travel with them; partials carry none.
+        boolean withRowKind = needRetraction && phase != Phase.GLOBAL;
         try {
-            RowDataToArrow.schemaFor(input, columns, false);
+            RowDataToArrow.schemaFor(input, columns, withRowKind);
             for (int i = 0; i < output.getFieldCount(); i++) {
                 ArrowTypes.fieldFor(output.getFieldNames().get(i), output.getTypeAt(i));
             }
@@ -215,7 +217,7 @@ public final class WindowRewrite {
                         input,
                         output,
                         columns,
-                        false,
+                        withRowKind,
                         local ? NativeOperatorSpec.Mode.LOCAL_WINDOW : NativeOperatorSpec.Mode.WINDOW,
                         local ? LOCAL_FLUSH_ROWS : Long.MAX_VALUE,
                         batchSize,
@@ -253,9 +255,6 @@ public final class WindowRewrite {
                     + time.asSummaryString()
                     + " (only TIMESTAMP(3) rowtime is supported yet; TIMESTAMP_LTZ windows shift"
                     + " by the session time zone)";
-        }
-        if (needRetraction) {
-            return "windows over an updating (changelog) input are not supported yet";
         }
         for (NamedWindowProperty p : properties) {
             if (!(p.getProperty() instanceof WindowStart
