@@ -11,8 +11,9 @@ use arrow_array::RecordBatch;
 /// One open native operator.
 #[derive(Debug)]
 pub enum NativeOperator {
-    /// A GROUP BY aggregate (single, local or global phase).
-    Group(GroupAggOperator),
+    /// A GROUP BY aggregate (single, local or global phase); boxed, as
+    /// it is much larger than a window aggregate.
+    Group(Box<GroupAggOperator>),
     /// A window aggregate (single, local or global phase).
     Window(WindowAggOperator),
 }
@@ -22,7 +23,7 @@ impl NativeOperator {
     pub fn new(plan: AggPlan) -> Result<Self> {
         Ok(match plan.window {
             Some(_) => NativeOperator::Window(WindowAggOperator::new(plan)?),
-            None => NativeOperator::Group(GroupAggOperator::new(plan)?),
+            None => NativeOperator::Group(Box::new(GroupAggOperator::new(plan)?)),
         })
     }
 
