@@ -11,18 +11,18 @@ use arrow_array::RecordBatch;
 /// One open native operator.
 #[derive(Debug)]
 pub enum NativeOperator {
-    /// A GROUP BY aggregate (single, local or global phase); boxed, as
-    /// it is much larger than a window aggregate.
+    /// A GROUP BY aggregate (single, local or global phase). Both kinds
+    /// are boxed: the registry moves handles, not kilobytes.
     Group(Box<GroupAggOperator>),
     /// A window aggregate (single, local or global phase).
-    Window(WindowAggOperator),
+    Window(Box<WindowAggOperator>),
 }
 
 impl NativeOperator {
     /// The operator the plan describes.
     pub fn new(plan: AggPlan) -> Result<Self> {
         Ok(match plan.window {
-            Some(_) => NativeOperator::Window(WindowAggOperator::new(plan)?),
+            Some(_) => NativeOperator::Window(Box::new(WindowAggOperator::new(plan)?)),
             None => NativeOperator::Group(Box::new(GroupAggOperator::new(plan)?)),
         })
     }
