@@ -47,12 +47,10 @@ pub fn create(plan_json: &str) -> BridgeResult<u64> {
 }
 
 /// Moves a window aggregate's event time to `watermark` (its next flush
-/// fires the windows it passed); GROUP BY aggregates ignore it.
-pub fn advance(handle: u64, watermark: i64) -> BridgeResult<()> {
-    OPERATORS.with(handle, |op| {
-        op.advance(watermark);
-        Ok(())
-    })
+/// fires the windows it passed); returns whether that flush has anything
+/// to do. GROUP BY aggregates ignore it (false).
+pub fn advance(handle: u64, watermark: i64) -> BridgeResult<bool> {
+    OPERATORS.with(handle, |op| Ok(op.advance(watermark)))
 }
 
 /// Rows a window aggregate dropped as late so far.

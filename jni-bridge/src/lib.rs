@@ -368,17 +368,18 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_setTime
     entry(&mut env, (), |_| aggregate::set_time(handle as u64, now_ms))
 }
 
-/// `static native void advance(long handle, long watermark)`: a window
-/// aggregate's event time moves to `watermark`.
+/// `static native boolean advance(long handle, long watermark)`: a window
+/// aggregate's event time moves to `watermark`; true when its next flush has
+/// windows to fire or partials to emit.
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_advance<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     handle: jlong,
     watermark: jlong,
-) {
-    entry(&mut env, (), |_| {
-        aggregate::advance(handle as u64, watermark)
+) -> jboolean {
+    entry(&mut env, JNI_FALSE, |_| {
+        aggregate::advance(handle as u64, watermark).map(to_jboolean)
     })
 }
 

@@ -51,10 +51,13 @@ impl NativeOperator {
         }
     }
 
-    /// Moves a window aggregate's event time; a GROUP BY aggregate has none.
-    pub fn advance(&mut self, watermark: i64) {
-        if let NativeOperator::Window(op) = self {
-            op.advance(watermark);
+    /// Moves a window aggregate's event time; returns whether a flush has
+    /// windows to fire or partials to emit. A GROUP BY aggregate has no
+    /// event time (false).
+    pub fn advance(&mut self, watermark: i64) -> bool {
+        match self {
+            NativeOperator::Window(op) => op.advance(watermark),
+            NativeOperator::Group(_) => false,
         }
     }
 

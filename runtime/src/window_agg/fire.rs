@@ -240,6 +240,7 @@ impl WindowAggOperator {
         self.table.clear();
         self.slots.clear();
         self.refs = GroupRefs::default();
+        self.min_slice = None;
         for acc in &mut self.accs {
             acc.reset();
         }

@@ -81,6 +81,8 @@ pub struct WindowAggOperator {
     watermark: i64,
     /// Rows (partial rows in the global phase) dropped as late.
     late_dropped: u64,
+    /// Local phase: the earliest slice end the partials hold.
+    min_slice: Option<i64>,
     budget: MemoryBudget,
     key_arrow: Vec<DataType>,
     input_arrow: Vec<Vec<DataType>>,
@@ -185,6 +187,7 @@ impl WindowAggOperator {
             accs,
             watermark: i64::MIN,
             late_dropped: 0,
+            min_slice: None,
             key_arrow,
             input_arrow,
             schema: Arc::new(Schema::new(fields)),
@@ -246,10 +249,18 @@ impl WindowAggOperator {
     /// Moves the event-time progress to `watermark` (a watermark that does
     /// not advance changes nothing). Windows it passed fire at the next
     /// [`flush`](Self::flush); rows processed after it are late against it.
-    pub fn advance(&mut self, watermark: i64) {
+    /// Returns whether a flush has anything to do now: a window is due
+    /// (single and global phase), or a slice the partials hold could fire
+    /// downstream (local phase, Flink's buffer flush rule).
+    pub fn advance(&mut self, watermark: i64) -> bool {
         if watermark > self.watermark {
             self.watermark = watermark;
         }
+        let earliest = match self.plan.phase {
+            Phase::Local => self.min_slice,
+            _ => self.timers.first_end(),
+        };
+        earliest.is_some_and(|end| is_fired(end, self.watermark))
     }
 
     /// Folds one input batch into its slices. Single and global phase: a
@@ -278,7 +289,9 @@ impl WindowAggOperator {
                 fresh.push(slot);
             }
             row_slots.push(slot);
-            if self.plan.phase != Phase::Local {
+            if self.plan.phase == Phase::Local {
+                self.min_slice = Some(self.min_slice.map_or(target, |m| m.min(target)));
+            } else {
                 timers.push((g, self.first_unfired(slice)));
             }
         }

@@ -138,6 +138,11 @@ impl Timers {
             .collect();
     }
 
+    /// The earliest window end with pending windows.
+    pub fn first_end(&self) -> Option<i64> {
+        self.by_end.first_key_value().map(|(&end, _)| end)
+    }
+
     /// The earliest window end with pending windows, if `due` says it is
     /// due, and its groups (in registration order); they are no longer
     /// pending.

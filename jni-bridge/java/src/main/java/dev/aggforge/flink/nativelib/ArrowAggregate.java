@@ -225,10 +225,18 @@ public final class ArrowAggregate implements AutoCloseable {
         }
     }
 
-    /** Moves a window aggregate's event time to {@code watermark} (see {@link NativeAggregate#advance}). */
-    public void advance(long watermark) {
+    /**
+     * Moves a window aggregate's event time to {@code watermark}; whether a flush has anything to
+     * do now (see {@link NativeAggregate#advance}).
+     */
+    public boolean advance(long watermark) {
         checkOpen();
-        NativeAggregate.advance(handle, watermark);
+        long start = System.nanoTime();
+        try {
+            return NativeAggregate.advance(handle, watermark);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
     }
 
     /** Sets the processing time (ms) state TTL is judged by; sweeps expired state. */

@@ -119,10 +119,11 @@ public final class NativeAggregate {
 
     /**
      * Moves a window aggregate's event time to {@code watermark}: its next {@link #flush} fires
-     * the windows it passed, and rows processed after it are late against it. GROUP BY aggregates
-     * ignore it.
+     * the windows it passed, and rows processed after it are late against it. Returns whether that
+     * flush has windows to fire (or, for a local phase, partials of a slice that could fire
+     * downstream). GROUP BY aggregates ignore it (false).
      */
-    public static native void advance(long handle, long watermark);
+    public static native boolean advance(long handle, long watermark);
 
     /** Sets the processing time (ms) the operator's state TTL is judged by. */
     public static native void setTime(long handle, long nowMs);

@@ -347,13 +347,19 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
-        if (spec.mode().firesWindows() && aggregate != null) {
+        if (spec.mode().windowed() && aggregate != null) {
             // The rows before the watermark are judged late against the previous one; then the
-            // flush fires the windows this one passed, before it is forwarded.
+            // flush fires the windows this one passed (a local phase: emits its partials once a
+            // slice they hold could fire downstream), before the watermark is forwarded.
             handOver();
+            boolean due = false;
             if (mark.getTimestamp() > windowWatermark) {
                 windowWatermark = mark.getTimestamp();
-                aggregate.advance(windowWatermark);
+                due = aggregate.advance(windowWatermark);
+            }
+            if (!due) {
+                super.processWatermark(mark);
+                return;
             }
         }
         finishBundleAndSink();

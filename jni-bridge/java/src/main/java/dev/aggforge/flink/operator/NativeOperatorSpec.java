@@ -49,6 +49,11 @@ public final class NativeOperatorSpec implements Serializable {
         public boolean firesWindows() {
             return this == WINDOW;
         }
+
+        /** Whether the operator is a window aggregate (any phase). */
+        public boolean windowed() {
+            return this == WINDOW || this == LOCAL_WINDOW;
+        }
     }
 
     private final String planJson;

@@ -86,10 +86,10 @@ import dev.aggforge.flink.AggforgeOptions;
 class JobBenchmarkTest {
 
     private static final Pattern NATIVE_NODE =
-            Pattern.compile("\\bAggforge(Local|Global|Incremental)?GroupAggregate\\(");
-    /** A stock group aggregate node (the Aggforge names have no word boundary before these). */
+            Pattern.compile("\\bAggforge(Local|Global|Incremental)?(Group|Window)Aggregate\\(");
+    /** A stock aggregate node (the Aggforge names have no word boundary before these). */
     private static final Pattern STOCK_NODE =
-            Pattern.compile("\\b(Local|Global|Incremental)?GroupAggregate\\(");
+            Pattern.compile("\\b(Local|Global|Incremental)?(Group|Window)Aggregate\\(");
 
     /** One benchmark case: a query over one generated table under one plan shape. */
     private static final class Workload {
@@ -297,6 +297,8 @@ class JobBenchmarkTest {
         all.add(new Workload("nested-listagg-single", nestedListAgg + " | " + nestedListAggData + " | single phase, immediate", nestedKeys, nestedListAgg, single, 2));
         all.add(new Workload("nested-listagg-two", nestedListAgg + " | " + nestedListAggData + " | two phase, mini-batch", nestedKeys, nestedListAgg, two, 4));
 
+        addWindows(all, rows, keys, nulls, base);
+
         List<Workload> selected = select(all, only);
         System.out.printf(
                 Locale.ROOT,
@@ -387,6 +389,54 @@ class JobBenchmarkTest {
                                 System.getProperty("bench.columnarExchange", "true"));
         String budget = System.getProperty("bench.memoryBudget");
         return budget == null ? hooked : hooked.withConfig(AggforgeOptions.MEMORY_BUDGET.key(), budget);
+    }
+
+    /**
+     * Window aggregates over an event-time column: {@code bench.rows} rows 1 ms apart (about 33
+     * minutes of event time), a watermark 1 s behind with Flink's default periodic emission (200
+     * ms), {@code bench.keys} keys; a 10 s TUMBLE, a 2 s / 10 s HOP and a 10 s / 1 min CUMULATE,
+     * each with {@code MIN, MAX} over DATE, TIME, BOOLEAN and BIGINT and {@code COUNT, SUM, AVG}
+     * over BIGINT and DECIMAL(20,3), one phase and two (no mini-batch: window aggregates use none).
+     */
+    private static void addWindows(
+            List<Workload> all, long rows, int keys, double nulls, RunOptions base) {
+        String[][] windows = {
+            {"tumble", "TUMBLE(TABLE e, DESCRIPTOR(ts), INTERVAL '10' SECOND)"},
+            {"hop", "HOP(TABLE e, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)"},
+            {"cumulate", "CUMULATE(TABLE e, DESCRIPTOR(ts), INTERVAL '10' SECOND, INTERVAL '1' MINUTE)"},
+        };
+        Object[][] calls = {
+            {"minmax-date", new DateType(), "MIN(v0), MAX(v0)"},
+            {"minmax-time", new TimeType(), "MIN(v0), MAX(v0)"},
+            {"minmax-boolean", new BooleanType(), "MIN(v0), MAX(v0)"},
+            {"minmax-bigint", new BigIntType(), "MIN(v0), MAX(v0)"},
+            {"countsumavg-bigint", new BigIntType(), "COUNT(v0), SUM(v0), AVG(v0)"},
+            {"countsumavg-decimal", new DecimalType(20, 3), "COUNT(v0), SUM(v0), AVG(v0)"},
+        };
+        long start = 1_700_000_000_000L;
+        for (Object[] call : calls) {
+            InputTable t =
+                    InputTable.events("e", rows, keys, nulls, 42, start, 1, (LogicalType) call[1])
+                            .withWatermarkInterval(200);
+            String data =
+                    String.format(
+                            Locale.ROOT,
+                            "%,d rows 1 ms apart, %d keys, %.3f NULL, watermark 1 s behind",
+                            rows,
+                            keys,
+                            nulls);
+            for (String[] window : windows) {
+                String sql =
+                        "SELECT k, window_start, window_end, "
+                                + call[2]
+                                + " FROM TABLE("
+                                + window[1]
+                                + ") GROUP BY k, window_start, window_end";
+                String name = "window-" + window[0] + "-" + call[0];
+                all.add(new Workload(name + "-single", sql + " | " + data + " | one phase", t, sql, base.withAggPhase("ONE_PHASE"), 1));
+                all.add(new Workload(name + "-two", sql + " | " + data + " | two phase", t, sql, base.withAggPhase("TWO_PHASE"), 2));
+            }
+        }
     }
 
     /** The native plan holds the Aggforge operators and no stock aggregate; stock's holds none. */

@@ -23,6 +23,7 @@ import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.types.Row;
 
 /**
@@ -47,10 +48,12 @@ public final class InputTable implements Serializable {
     private final long watermarkDelaySeconds;
     /** Whether the rows' kinds make a changelog (else every row is an insert). */
     private final boolean changelog;
+    /** Flink's auto-watermark interval (ms) for this table's watermark; 0 emits every advance. */
+    private final long watermarkIntervalMs;
 
     private InputTable(
             String name, RowType rowType, long rowCount, GeneratorFunction<Long, RowData> generator) {
-        this(name, rowType, rowCount, generator, null, 0, false);
+        this(name, rowType, rowCount, generator, null, 0, false, 0);
     }
 
     private InputTable(
@@ -60,7 +63,8 @@ public final class InputTable implements Serializable {
             GeneratorFunction<Long, RowData> generator,
             String rowtime,
             long watermarkDelaySeconds,
-            boolean changelog) {
+            boolean changelog,
+            long watermarkIntervalMs) {
         this.name = name;
         this.rowType = rowType;
         this.rowCount = rowCount;
@@ -68,6 +72,7 @@ public final class InputTable implements Serializable {
         this.rowtime = rowtime;
         this.watermarkDelaySeconds = watermarkDelaySeconds;
         this.changelog = changelog;
+        this.watermarkIntervalMs = watermarkIntervalMs;
     }
 
     /**
@@ -76,7 +81,14 @@ public final class InputTable implements Serializable {
      */
     public InputTable asChangelog() {
         return new InputTable(
-                name, rowType, rowCount, generator, rowtime, watermarkDelaySeconds, true);
+                name,
+                rowType,
+                rowCount,
+                generator,
+                rowtime,
+                watermarkDelaySeconds,
+                true,
+                watermarkIntervalMs);
     }
 
     /** Whether the table is a changelog. */
@@ -90,7 +102,30 @@ public final class InputTable implements Serializable {
      * advances (auto-watermark interval 0), so late rows are the same in every run.
      */
     public InputTable withWatermark(String column, long delaySeconds) {
-        return new InputTable(name, rowType, rowCount, generator, column, delaySeconds, changelog);
+        return new InputTable(
+                name, rowType, rowCount, generator, column, delaySeconds, changelog, 0);
+    }
+
+    /**
+     * This table with Flink's periodic watermarks: the assigner emits one when it advanced by more
+     * than {@code intervalMs} or every {@code intervalMs} of processing time (Flink's default is
+     * 200), as a production job does. Late rows then depend on timing.
+     */
+    public InputTable withWatermarkInterval(long intervalMs) {
+        return new InputTable(
+                name,
+                rowType,
+                rowCount,
+                generator,
+                rowtime,
+                watermarkDelaySeconds,
+                changelog,
+                intervalMs);
+    }
+
+    /** Flink's auto-watermark interval for this table (0: every advance). */
+    public long watermarkIntervalMs() {
+        return watermarkIntervalMs;
     }
 
     /** The rowtime column, or null. */
@@ -172,6 +207,56 @@ public final class InputTable implements Serializable {
     /** Maps a row index to its row. */
     public GeneratorFunction<Long, RowData> generator() {
         return generator;
+    }
+
+    /**
+     * {@link #generated} with a last column {@code ts} TIMESTAMP(3) NOT NULL: row {@code i} at
+     * {@code baseMs + i * msPerRow} (in order), and a watermark 1 s behind it.
+     */
+    public static InputTable events(
+            String name,
+            long rows,
+            int keys,
+            double nullFraction,
+            long seed,
+            long baseMs,
+            long msPerRow,
+            LogicalType... valueTypes) {
+        InputTable values = generated(name, rows, keys, nullFraction, seed, valueTypes);
+        List<RowType.RowField> fields = new ArrayList<>(values.rowType.getFields());
+        fields.add(new RowType.RowField("ts", new TimestampType(false, 3)));
+        RowType type = new RowType(false, fields);
+        return new InputTable(
+                        name,
+                        type,
+                        rows,
+                        new TimedRows((SeededRows) values.generator, baseMs, msPerRow))
+                .withWatermark("ts", 1);
+    }
+
+    /** Seeded rows with an ordered TIMESTAMP(3) appended. */
+    static final class TimedRows implements GeneratorFunction<Long, RowData> {
+        private static final long serialVersionUID = 1L;
+        private final SeededRows values;
+        private final long baseMs;
+        private final long msPerRow;
+
+        TimedRows(SeededRows values, long baseMs, long msPerRow) {
+            this.values = values;
+            this.baseMs = baseMs;
+            this.msPerRow = msPerRow;
+        }
+
+        @Override
+        public RowData map(Long index) {
+            GenericRowData row = (GenericRowData) values.map(index);
+            GenericRowData out = new GenericRowData(row.getArity() + 1);
+            for (int i = 0; i < row.getArity(); i++) {
+                out.setField(i, row.getField(i));
+            }
+            out.setField(row.getArity(), TimestampData.fromEpochMillis(baseMs + index * msPerRow));
+            return out;
+        }
     }
 
     /** Seeded rows: key and values derived from (seed, index) by SplittableRandom. */

@@ -177,8 +177,9 @@ public final class SqlHarness {
             }
             Schema.Builder schema = Schema.newBuilder();
             if (input.rowtime() != null) {
-                // A watermark whenever it advances: late rows do not depend on timing.
-                env.getConfig().setAutoWatermarkInterval(0);
+                // Interval 0: a watermark whenever it advances, so late rows do not depend
+                // on timing (unless the table asks for Flink's periodic watermarks).
+                env.getConfig().setAutoWatermarkInterval(input.watermarkIntervalMs());
                 String column = "`" + input.rowtime() + "`";
                 schema.watermark(
                         input.rowtime(), column + " - " + interval(input.watermarkDelaySeconds()));
