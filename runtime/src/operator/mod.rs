@@ -194,6 +194,22 @@ pub(crate) fn create_accumulators(
         .collect()
 }
 
+/// Each call lists as many input columns as its accumulator reads
+/// (`input_types[c]`: arguments, or partials in the global phase).
+pub(crate) fn check_input_widths(calls: &[AggCall], input_types: &[Vec<DataType>]) -> Result<()> {
+    for (i, (call, types)) in calls.iter().zip(input_types).enumerate() {
+        if call.args.len() != types.len() {
+            return Err(AggError::Plan(format!(
+                "call {i} ({}) lists {} input columns but needs {}",
+                call.function,
+                call.args.len(),
+                types.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl GroupAggOperator {
     /// An operator for an admitted plan, with an empty state.
     pub fn new(plan: AggPlan) -> Result<Self> {
@@ -226,16 +242,7 @@ impl GroupAggOperator {
                 .map(|c| c.arg_types.iter().map(arrow_type).collect())
                 .collect(),
         };
-        for (i, (call, types)) in calls.iter().zip(&input_arrow).enumerate() {
-            if call.args.len() != types.len() {
-                return Err(AggError::Plan(format!(
-                    "call {i} ({}) lists {} input columns but needs {}",
-                    call.function,
-                    call.args.len(),
-                    types.len()
-                )));
-            }
-        }
+        check_input_widths(&calls, &input_arrow)?;
         let mut fields: Vec<Field> = key_arrow
             .iter()
             .enumerate()

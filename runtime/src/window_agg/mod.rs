@@ -35,7 +35,7 @@ use crate::error::{AggError, Result};
 use crate::group_table::GroupTable;
 use crate::memory::MemoryBudget;
 use crate::operator::input::{self, Input};
-use crate::operator::{call_admissions, count_star, create_accumulators};
+use crate::operator::{call_admissions, check_input_widths, count_star, create_accumulators};
 use crate::plan::{admit, arrow_type, AggCall, AggPlan};
 use crate::snapshot::SnapshotMeta;
 use crate::types::{Phase, ROW_KIND_COLUMN};
@@ -132,16 +132,7 @@ impl WindowAggOperator {
                 .map(|c| c.arg_types.iter().map(arrow_type).collect())
                 .collect(),
         };
-        for (i, (call, types)) in calls.iter().zip(&input_arrow).enumerate() {
-            if call.args.len() != types.len() {
-                return Err(AggError::Plan(format!(
-                    "call {i} ({}) lists {} input columns but needs {}",
-                    call.function,
-                    call.args.len(),
-                    types.len()
-                )));
-            }
-        }
+        check_input_widths(&calls, &input_arrow)?;
         let key_fields: Vec<Field> = key_arrow
             .iter()
             .enumerate()
