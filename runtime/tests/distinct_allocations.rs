@@ -1,11 +1,12 @@
 //! A DISTINCT view over strings probes with the batch's borrowed bytes: a
 //! value already in its group's view allocates nothing, so folding a batch
 //! of repeated values costs the same few per-batch allocations whatever the
-//! number of rows. Counted with a counting global allocator; this binary
-//! holds one test, so no other test thread allocates meanwhile.
+//! number of rows. Counted with a counting global allocator, per thread:
+//! only the test thread's own allocations count (the harness's threads may
+//! allocate meanwhile).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 use std::sync::Arc;
 
 use aggforge_runtime::accumulator::BatchUpdate;
@@ -15,13 +16,27 @@ use arrow_array::{ArrayRef, StringArray};
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Allocations made by this thread (const-initialized: reading it
+    /// allocates nothing).
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Counts one allocation of the calling thread (none during its teardown).
+fn count() {
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+/// Allocations the calling thread made so far.
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
 
 // SAFETY: every call is forwarded unchanged to the system allocator, which
 // upholds GlobalAlloc's contract; the counter has no effect on memory.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller's layout is passed through (same contract).
         unsafe { System.alloc(layout) }
     }
@@ -32,7 +47,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: `ptr` came from `System` with `layout` (same contract).
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -66,7 +81,7 @@ fn a_duplicate_string_probe_allocates_nothing() {
                     values: &ArrayRef,
                     groups: &[u32]| {
             let args = [values.clone()];
-            let before = ALLOCATIONS.load(Ordering::Relaxed);
+            let before = allocations();
             acc.update(&BatchUpdate {
                 args: &args,
                 group_ids: groups,
@@ -75,7 +90,7 @@ fn a_duplicate_string_probe_allocates_nothing() {
                 distinct: None,
             })
             .unwrap();
-            ALLOCATIONS.load(Ordering::Relaxed) - before
+            allocations() - before
         };
         // Every group sees all 16 values first.
         let first = strings(64);
