@@ -282,7 +282,10 @@ impl WindowAggOperator {
             row_slots.push(slot);
             if self.plan.phase == Phase::Local {
                 self.min_slice = Some(self.min_slice.map_or(target, |m| m.min(target)));
-            } else {
+            } else if created || late {
+                // An unfired slice's window is pending from its slot's first
+                // row on, so only a new slot or a late row needs a timer
+                // (one hash probe per slot, not per row).
                 timers.push((g, self.first_unfired(slice)));
             }
         }
@@ -295,17 +298,16 @@ impl WindowAggOperator {
             self.table.truncate(groups_before);
             return Err(e);
         }
-        let capacity = self.slots.capacity();
-        for acc in &mut self.accs {
-            acc.resize(capacity);
-        }
-        self.fold(&input, &row_slots)?;
         for (g, end) in timers {
             if self.timers.register(g, end) {
                 self.refs.add(g);
             }
         }
-        Ok(())
+        let capacity = self.slots.capacity();
+        for acc in &mut self.accs {
+            acc.resize(capacity);
+        }
+        self.fold(&input, &row_slots)
     }
 
     /// Each row's slice end, and whether it arrived after its slice fired.

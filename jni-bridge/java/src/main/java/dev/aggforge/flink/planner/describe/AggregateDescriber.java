@@ -74,8 +74,6 @@ public final class AggregateDescriber {
 
     private static AggregateDescriptor local(
             StockAggregate agg, RowType input, ExecNodeConfig config, FlinkTypeFactory typeFactory) {
-        List<String> reasons = new ArrayList<>();
-        checkPartials(agg.outputType(), agg.grouping().length, reasons);
         // The same AggregateInfoList the node derives its output type from: over retractions
         // Flink inserts (or reuses) a COUNT(*) whose partial counts records for the global phase.
         AggregateInfoList infos =
@@ -87,6 +85,14 @@ public final class AggregateDescriber {
                         agg.needRetraction(),
                         false,
                         true);
+        return fromLocalInfos(agg, infos, input, config);
+    }
+
+    /** A local phase's descriptor given its AggregateInfoList (group or window aggregate). */
+    private static AggregateDescriptor fromLocalInfos(
+            StockAggregate agg, AggregateInfoList infos, RowType input, ExecNodeConfig config) {
+        List<String> reasons = new ArrayList<>();
+        checkPartials(agg.outputType(), agg.grouping().length, reasons);
         return build(
                 agg,
                 input,
@@ -116,16 +122,28 @@ public final class AggregateDescriber {
                         Option.apply((Object) agg.indexOfCountStar()),
                         false,
                         true);
+        return fromGlobalInfos(agg, infos, input, config, stateTtl(agg, config));
+    }
+
+    /**
+     * A global phase's descriptor given its AggregateInfoList (group or window aggregate): its
+     * input is the keys, then each AggregateInfo's accumulator fields, then the DISTINCT views.
+     */
+    private static AggregateDescriptor fromGlobalInfos(
+            StockAggregate agg,
+            AggregateInfoList infos,
+            RowType input,
+            ExecNodeConfig config,
+            long stateTtlMs) {
         List<String> reasons = new ArrayList<>();
         checkPartials(input, agg.grouping().length, reasons);
         Partials partials = partials(agg, infos);
-        // The DISTINCT views follow every AggregateInfo's accumulator fields.
         return build(
                 agg,
                 input,
                 true,
                 agg.generateUpdateBefore(),
-                stateTtl(agg, config),
+                stateTtlMs,
                 partials.calls(),
                 partials.countStarColumn(),
                 views(infos, partials.end(), reasons),
@@ -141,37 +159,12 @@ public final class AggregateDescriber {
      */
     public static AggregateDescriptor describeWindow(
             StockAggregate agg, AggregateInfoList infos, RowType input, ExecNodeConfig config) {
-        List<String> reasons = new ArrayList<>();
         switch (agg.phase()) {
             case LOCAL:
-                checkPartials(agg.outputType(), agg.grouping().length, reasons);
-                return build(
-                        agg,
-                        input,
-                        true,
-                        false,
-                        0,
-                        inputCalls(input, agg),
-                        countStarPartial(infos, agg.grouping().length),
-                        views(infos, -1, reasons),
-                        List.of(),
-                        config,
-                        reasons);
+                return fromLocalInfos(agg, infos, input, config);
             case GLOBAL:
-                checkPartials(input, agg.grouping().length, reasons);
-                Partials partials = partials(agg, infos);
-                return build(
-                        agg,
-                        input,
-                        true,
-                        false,
-                        0,
-                        partials.calls(),
-                        partials.countStarColumn(),
-                        views(infos, partials.end(), reasons),
-                        List.of(),
-                        config,
-                        reasons);
+                // Windows keep no TTL'd state: their state leaves when they fire.
+                return fromGlobalInfos(agg, infos, input, config, 0);
             default:
                 return build(
                         agg,
@@ -184,7 +177,7 @@ public final class AggregateDescriber {
                         List.of(),
                         List.of(),
                         config,
-                        reasons);
+                        new ArrayList<>());
         }
     }
 
