@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +37,7 @@ import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.data.RowData;
@@ -182,7 +184,16 @@ final class CheckpointedJob {
                         .returns(rowType)
                         .setParallelism(sourceParallelism)
                         .name("probe");
-        tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(rows));
+        if (input.rowtime() == null) {
+            tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(rows));
+        } else {
+            env.getConfig().setAutoWatermarkInterval(input.watermarkIntervalMs());
+            Schema schema =
+                    Schema.newBuilder()
+                            .watermark(input.rowtime(), input.watermarkExpression())
+                            .build();
+            tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(rows, schema));
+        }
         String plan = tEnv.explainSql(sql);
         Table table = tEnv.sqlQuery(sql);
         tEnv.toChangelogStream(table).sinkTo(new RecordingSink(runId)).name("recording-sink");
@@ -222,6 +233,22 @@ final class CheckpointedJob {
         List<String> table = new ArrayList<>(byKey.values());
         Collections.sort(table);
         return table;
+    }
+
+    /**
+     * The rows an insert-only changelog holds, each once, sorted ({@code +I[...]}): replays after
+     * a restore repeat rows unchanged, while a row emitted twice with different values shows as
+     * two rows. Fails on any row that is not an insert.
+     */
+    static List<String> distinctInserts(List<Row> log) {
+        TreeSet<String> rows = new TreeSet<>();
+        for (Row row : log) {
+            if (row.getKind() != RowKind.INSERT) {
+                throw new AssertionError("not an insert-only changelog: " + row);
+            }
+            rows.add(row.toString());
+        }
+        return new ArrayList<>(rows);
     }
 
     /** A submitted job. */

@@ -455,7 +455,7 @@ class NativeFailoverTest {
     }
 
     /** Fails with the rows each table lacks (a few of them) when the tables differ. */
-    private static void assertSameTable(List<String> expected, List<String> actual, String what) {
+    static void assertSameTable(List<String> expected, List<String> actual, String what) {
         if (expected.equals(actual)) {
             return;
         }
@@ -471,7 +471,7 @@ class NativeFailoverTest {
                         + unexpected.subList(0, Math.min(3, unexpected.size())));
     }
 
-    private static RunOptions withAggforge(RunOptions options) {
+    static RunOptions withAggforge(RunOptions options) {
         return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
                 .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true");
     }

@@ -138,6 +138,19 @@ public final class InputTable implements Serializable {
         return watermarkDelaySeconds;
     }
 
+    /** The watermark expression of the rowtime column: {@code `ts` - INTERVAL '1' SECOND}. */
+    public String watermarkExpression() {
+        long seconds = watermarkDelaySeconds;
+        // Each field of an SQL interval literal holds at most two digits.
+        String interval =
+                seconds % 3600 == 0
+                        ? "INTERVAL '" + seconds / 3600 + "' HOUR"
+                        : seconds % 60 == 0
+                                ? "INTERVAL '" + seconds / 60 + "' MINUTE"
+                                : "INTERVAL '" + seconds + "' SECOND";
+        return "`" + rowtime + "` - " + interval;
+    }
+
     /** {@code keys} for {@link #generated}: every row its own key (up to 2^32 rows). */
     public static final int DISTINCT_KEYS = 0;
 

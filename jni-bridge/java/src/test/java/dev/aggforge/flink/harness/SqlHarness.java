@@ -143,16 +143,6 @@ public final class SqlHarness {
         }
     }
 
-    /** An SQL interval literal of {@code seconds} (each field holds at most two digits). */
-    private static String interval(long seconds) {
-        if (seconds % 3600 == 0) {
-            return "INTERVAL '" + seconds / 3600 + "' HOUR";
-        }
-        return seconds % 60 == 0
-                ? "INTERVAL '" + seconds / 60 + "' MINUTE"
-                : "INTERVAL '" + seconds + "' SECOND";
-    }
-
     /** A fresh environment with the options applied and the inputs registered as views. */
     public static StreamTableEnvironment environment(RunOptions options, InputTable... inputs) {
         StreamExecutionEnvironment env = SharedMiniCluster.environment(new Configuration());
@@ -180,9 +170,7 @@ public final class SqlHarness {
                 // Interval 0: a watermark whenever it advances, so late rows do not depend
                 // on timing (unless the table asks for Flink's periodic watermarks).
                 env.getConfig().setAutoWatermarkInterval(input.watermarkIntervalMs());
-                String column = "`" + input.rowtime() + "`";
-                schema.watermark(
-                        input.rowtime(), column + " - " + interval(input.watermarkDelaySeconds()));
+                schema.watermark(input.rowtime(), input.watermarkExpression());
             }
             if (!input.changelog()) {
                 tEnv.createTemporaryView(input.name(), tEnv.fromDataStream(stream, schema.build()));
