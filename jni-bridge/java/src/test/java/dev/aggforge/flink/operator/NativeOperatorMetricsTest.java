@@ -3,6 +3,9 @@ package dev.aggforge.flink.operator;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -24,11 +27,14 @@ import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.types.Row;
 import org.junit.jupiter.api.Test;
 
 import dev.aggforge.flink.harness.InputTable;
@@ -50,6 +56,29 @@ class NativeOperatorMetricsTest {
             InputTable.generated("t", ROWS, 500, 0.1, 7, new BigIntType());
     private static final String INSERT =
             "INSERT INTO sink SELECT k, COUNT(*), SUM(v0) FROM t GROUP BY k";
+    /**
+     * (k INT, v BIGINT, ts TIMESTAMP(3)), 1 ms apart in order except one row in 10, which is 5 s
+     * behind; the watermark trails by 1 s, so those rows are late.
+     */
+    private static final InputTable LATE_INPUT = lateInput();
+
+    private static InputTable lateInput() {
+        List<Row> rows = new ArrayList<>();
+        long base = 1_700_000_000_000L;
+        for (int i = 0; i < 20_000; i++) {
+            long ts = base + i + (i % 10 == 9 ? -5_000 : 0);
+            rows.add(Row.of(i % 7, (long) i, LocalDateTime.ofInstant(Instant.ofEpochMilli(ts), ZoneOffset.UTC)));
+        }
+        return InputTable.of(
+                        "t",
+                        List.of(
+                                DataTypes.FIELD("k", DataTypes.INT()),
+                                DataTypes.FIELD("v", DataTypes.BIGINT()),
+                                DataTypes.FIELD("ts", DataTypes.TIMESTAMP(3))),
+                        rows.toArray(new Row[0]))
+                .withWatermark("ts", 1);
+    }
+
     private static final List<String> NAMES =
             List.of(
                     NativeOperatorMetrics.NATIVE_BYTES,
@@ -129,6 +158,73 @@ class NativeOperatorMetricsTest {
         }
         assertEquals(l.get(NativeOperatorMetrics.ROWS_OUT), partials, "partials in = partials out");
         assertEquals(distinctKeys(), groups);
+    }
+
+    /**
+     * Late rows: the native window aggregate counts the rows it drops in Flink's own operator
+     * metric, {@code numLateRecordsDropped}, as many as stock Flink's window aggregate drops.
+     */
+    @Test
+    void windowOperatorsCountLateRowsAsFlinkDoes() throws Exception {
+        String insert =
+                "INSERT INTO sink SELECT k, COUNT(*), SUM(v) FROM TABLE(TUMBLE(TABLE t,"
+                        + " DESCRIPTOR(ts), INTERVAL '2' SECOND)) GROUP BY window_start, window_end, k";
+        Map<String, String> options = Map.of("table.optimizer.agg-phase-strategy", "ONE_PHASE");
+        long stock = lateRecordsDropped(options, false, insert);
+        long aggforge = lateRecordsDropped(options, true, insert);
+        assertTrue(stock > 50, "stock Flink dropped " + stock + " late rows");
+        assertEquals(stock, aggforge, "late rows dropped: stock Flink, then aggforge");
+    }
+
+    /**
+     * {@code numLateRecordsDropped} summed over the window aggregate's subtasks of {@code insert}
+     * over {@link #LATE_INPUT}, with aggforge on or off.
+     */
+    private static long lateRecordsDropped(
+            Map<String, String> tableOptions, boolean aggforge, String insert) throws Exception {
+        InMemoryReporter reporter = InMemoryReporter.createWithRetainedMetrics();
+        Configuration config = new Configuration();
+        reporter.addToConfiguration(config);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, config);
+        // A watermark at every advance: which rows are late does not depend on timing.
+        env.getConfig().setAutoWatermarkInterval(0);
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+        var tableConfig = tEnv.getConfig().getConfiguration();
+        tableOptions.forEach(tableConfig::setString);
+        tableConfig.setString("table.exec.aggforge.enabled", Boolean.toString(aggforge));
+        DataStream<RowData> stream =
+                env.fromSource(
+                                new DataGeneratorSource<>(
+                                        LATE_INPUT.generator(),
+                                        LATE_INPUT.rowCount(),
+                                        InternalTypeInfo.of(LATE_INPUT.rowType())),
+                                WatermarkStrategy.noWatermarks(),
+                                "t")
+                        .setParallelism(1);
+        tEnv.createTemporaryView(
+                "t",
+                tEnv.fromDataStream(
+                        stream,
+                        Schema.newBuilder()
+                                .watermark(LATE_INPUT.rowtime(), LATE_INPUT.watermarkExpression())
+                                .build()));
+        tEnv.executeSql(
+                "CREATE TEMPORARY TABLE sink (k INT, c BIGINT, s BIGINT) WITH ('connector' = 'blackhole')");
+        long opened = NativeAggregateOperator.OPENED.get();
+        TableResult result = tEnv.executeSql(insert);
+        JobID job = result.getJobClient().orElseThrow().getJobID();
+        result.await();
+        assertEquals(aggforge, NativeAggregateOperator.OPENED.get() > opened, "native operators ran");
+        long dropped = 0;
+        int counters = 0;
+        for (Map.Entry<String, Metric> metric : reporter.getMetricsByIdentifiers(job).entrySet()) {
+            if (metric.getKey().endsWith("." + NativeOperatorMetrics.LATE_RECORDS_DROPPED)) {
+                dropped += value(metric.getValue());
+                counters++;
+            }
+        }
+        assertEquals(2, counters, "one counter per window aggregate subtask");
+        return dropped;
     }
 
     /** Budget as configured, bytes within it, time spent. */
