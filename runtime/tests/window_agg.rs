@@ -1,6 +1,7 @@
-//! Window aggregates (TUMBLE, HOP, CUMULATE; event time) against Flink's
-//! own operator tests and against each other: single phase, local + global
-//! phase, and a snapshot/restore in the middle all give the same windows.
+//! Window aggregates (TUMBLE, HOP, CUMULATE, SESSION; event time) against
+//! Flink's own operator tests and against each other: single phase, local +
+//! global phase, and a snapshot/restore in the middle all give the same
+//! windows; SESSION windows also against a row-at-a-time model.
 
 mod common;
 
@@ -22,6 +23,11 @@ fn window(kind: WindowKind, size_ms: i64, step_ms: i64, time_column: usize) -> W
         size_ms,
         step_ms,
         offset_ms: 0,
+        gap_ms: if kind == WindowKind::Session {
+            size_ms
+        } else {
+            0
+        },
         time_column,
         properties: vec![WindowProperty::WindowStart, WindowProperty::WindowEnd],
     }
@@ -300,4 +306,206 @@ fn groups_leave_the_table_once_their_windows_fired() {
     }
     assert_eq!(emitted, 40_000);
     assert_eq!((op.sizes().1, op.sizes().2), (0, 0));
+}
+
+/// `single(Session, gap)`: SESSION windows with a gap of `gap_ms`.
+fn session(gap_ms: i64) -> WindowAggOperator {
+    WindowAggOperator::new(single(WindowKind::Session, gap_ms, 0)).unwrap()
+}
+
+#[test]
+fn session_follows_flinks_restore_test() {
+    // WindowAggregateTestPrograms' SESSION case (gap 5 s, watermark 1 s
+    // behind), one row at a time with a snapshot/restore where Flink takes
+    // its savepoint; times in seconds.
+    let input = [
+        (1, 1, "a"),
+        (2, 2, "a"),
+        (3, 2, "a"),
+        (4, 5, "a"),
+        (7, 3, "b"),
+        (6, 6, "b"),
+        (8, 3, "a"),
+        (4, 5, "a"),
+        (16, 4, "b"),
+        (34, 1, "b"),
+    ];
+    let after = [(40, 10, "a"), (42, 11, "d"), (43, 12, "c"), (44, 13, "d")];
+    let mut op = session(5000);
+    let mut out = Vec::new();
+    let mut max = i64::MIN;
+    let mut feed =
+        |op: &mut WindowAggOperator, rows_in: &[(i64, i64, &str)], out: &mut Vec<String>| {
+            for &(ts, v, k) in rows_in {
+                op.process(&rows(&[k], &[v], &[ts * 1000])).unwrap();
+                max = max.max(ts * 1000);
+                out.extend(advance(op, max - 1000));
+            }
+        };
+    feed(&mut op, &input, &mut out);
+    assert_eq!(
+        op.late_dropped(),
+        0,
+        "the late a-row at 4 s joins a live session"
+    );
+    let payloads = op.snapshot().unwrap();
+    let mut op = session(5000);
+    op.restore(&payloads).unwrap();
+    op.advance(33_000);
+    feed(&mut op, &after, &mut out);
+    out.extend(advance(&mut op, i64::MAX));
+    assert_eq!(
+        out,
+        [
+            // Both fire at watermark 15 s (each flush's rows are sorted).
+            "a|6|18|5|1000|13000",
+            "b|2|9|6|6000|12000",
+            "b|1|4|4|16000|21000",
+            "b|1|1|1|34000|39000",
+            "a|1|10|10|40000|45000",
+            "c|1|12|12|43000|48000",
+            "d|2|24|13|42000|49000",
+        ]
+    );
+}
+
+#[test]
+fn touching_sessions_merge_and_a_row_bridges_two() {
+    let mut op = session(5000);
+    // Touching: a's [0, 5000) and [5000, 10000) are one session; b's
+    // [0, 5000) and [5001, 10001) are two.
+    op.process(&rows(
+        &["a", "a", "b", "b"],
+        &[1, 2, 3, 4],
+        &[0, 5000, 0, 5001],
+    ))
+    .unwrap();
+    assert_eq!(
+        advance(&mut op, i64::MAX),
+        ["a|2|3|2|0|10000", "b|1|3|3|0|5000", "b|1|4|4|5001|10001"]
+    );
+    // Two sessions [0, 5000) and [8000, 13000), then a row at 4000 whose
+    // window [4000, 9000) intersects both: one session [0, 13000).
+    let mut op = session(5000);
+    op.process(&rows(&["a", "a"], &[1, 2], &[0, 8000])).unwrap();
+    op.process(&rows(&["a", "a"], &[4, 8], &[4000, 12000]))
+        .unwrap();
+    assert_eq!(op.sizes().1, 1, "one session left");
+    assert_eq!(advance(&mut op, 16_998), Vec::<String>::new());
+    assert_eq!(advance(&mut op, 16_999), ["a|4|15|8|0|17000"]);
+}
+
+#[test]
+fn a_late_row_is_dropped_alone_and_taken_when_it_joins_a_session() {
+    let mut op = session(5000);
+    op.process(&rows(&["a"], &[1], &[16_000])).unwrap();
+    assert_eq!(advance(&mut op, 20_000), Vec::<String>::new());
+    // b's window [10000, 15000) fired already; a's [14000, 19000) joins
+    // the live [16000, 21000) and moves its start.
+    op.process(&rows(&["b", "a"], &[5, 7], &[10_000, 14_000]))
+        .unwrap();
+    assert_eq!(op.late_dropped(), 1);
+    assert_eq!(advance(&mut op, 20_999), ["a|2|8|7|14000|21000"]);
+    // A fired session is forgotten: a row in its range opens a new one.
+    op.process(&rows(&["a"], &[3], &[17_000])).unwrap();
+    assert_eq!(op.late_dropped(), 1);
+    assert_eq!(advance(&mut op, 21_999), ["a|1|3|3|17000|22000"]);
+}
+
+/// A row-at-a-time model of Flink's session merging: per key, sessions
+/// `(start, end, count, sum, max)`.
+#[derive(Default)]
+struct SessionModel {
+    sessions: Vec<(String, i64, i64, i64, i64, i64)>,
+    watermark: i64,
+    late: u64,
+}
+
+impl SessionModel {
+    fn row(&mut self, k: &str, v: i64, ts: i64, gap: i64) {
+        let (mut start, mut end) = (ts, ts + gap);
+        let (mut count, mut sum, mut max) = (1, v, v);
+        let mut merged = false;
+        self.sessions.retain(|s| {
+            let hit = s.0 == k && s.1 <= end && s.2 >= start;
+            if hit {
+                (start, end) = (start.min(s.1), end.max(s.2));
+                (count, sum, max) = (count + s.3, sum + s.4, max.max(s.5));
+                merged = true;
+            }
+            !hit
+        });
+        if !merged && end - 1 <= self.watermark {
+            self.late += 1;
+            return;
+        }
+        self.sessions
+            .push((k.to_string(), start, end, count, sum, max));
+    }
+
+    fn advance(&mut self, watermark: i64) -> Vec<String> {
+        self.watermark = self.watermark.max(watermark);
+        let mut fired = Vec::new();
+        let wm = self.watermark;
+        self.sessions.retain(|s| {
+            let due = s.2 - 1 <= wm;
+            if due {
+                fired.push(format!("{}|{}|{}|{}|{}|{}", s.0, s.3, s.4, s.5, s.1, s.2));
+            }
+            !due
+        });
+        fired.sort();
+        fired
+    }
+}
+
+#[test]
+fn sessions_match_a_row_at_a_time_model_across_batches_and_restores() {
+    let gap = 3000;
+    let mut batched = session(gap);
+    let mut single_rows = session(gap);
+    let mut model = SessionModel {
+        watermark: i64::MIN,
+        ..SessionModel::default()
+    };
+    let mut state = 7u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as i64
+    };
+    let keys = ["a", "b", "c", "d", "e", "f", "g"];
+    let mut watermark = 0i64;
+    let (mut got, mut one_by_one, mut want) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..60 {
+        let n = 1 + (next() % 40) as usize;
+        let k: Vec<&str> = (0..n).map(|_| keys[(next() % 7) as usize]).collect();
+        let v: Vec<i64> = (0..n).map(|_| next() % 1000 - 500).collect();
+        // Sparse enough for gaps, out of order by up to 6 s (some late).
+        let t: Vec<i64> = (0..n).map(|_| watermark + next() % 9000 - 6000).collect();
+        batched.process(&rows(&k, &v, &t)).unwrap();
+        for i in 0..n {
+            single_rows
+                .process(&rows(&k[i..=i], &v[i..=i], &t[i..=i]))
+                .unwrap();
+            model.row(k[i], v[i], t[i], gap);
+        }
+        watermark += next() % 2500;
+        got.push(advance(&mut batched, watermark));
+        one_by_one.push(advance(&mut single_rows, watermark));
+        want.push(model.advance(watermark));
+        let payloads = batched.snapshot().unwrap();
+        batched = session(gap);
+        batched.restore(&payloads).unwrap();
+        batched.advance(watermark);
+    }
+    got.push(advance(&mut batched, i64::MAX));
+    one_by_one.push(advance(&mut single_rows, i64::MAX));
+    want.push(model.advance(i64::MAX));
+    assert_eq!(got, want);
+    assert_eq!(one_by_one, want);
+    assert!(want.iter().map(Vec::len).sum::<usize>() > 50);
+    assert!(model.late > 0, "the data has late rows");
+    assert_eq!(single_rows.late_dropped(), model.late);
 }

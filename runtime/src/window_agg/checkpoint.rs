@@ -15,7 +15,7 @@ use arrow_select::concat::concat;
 use arrow_select::take::take;
 use hashbrown::HashMap;
 
-use super::{WindowAggOperator, WindowPlan};
+use super::{WindowAggOperator, WindowKind, WindowPlan};
 use crate::accumulator::GroupAccumulator;
 use crate::error::{AggError, Result};
 use crate::flink_key::key_group_for_hash;
@@ -44,6 +44,11 @@ pub(super) fn state_layout(
     fields.push(Field::new("$namespace", DataType::Int64, false));
     fields.push(Field::new("$flags", DataType::Int8, false));
     roles.extend([ColumnRole::Operator, ColumnRole::Operator]);
+    if window.kind == WindowKind::Session {
+        // A session's start (its end is the namespace).
+        fields.push(Field::new("$window_start", DataType::Int64, false));
+        roles.push(ColumnRole::Operator);
+    }
     for (c, acc) in accs.iter().enumerate() {
         for (j, t) in acc.state_types().into_iter().enumerate() {
             fields.push(Field::new(format!("state{c}_{j}"), t, true));
@@ -67,11 +72,12 @@ pub(super) fn state_layout(
         .collect();
     let meta = SnapshotMeta {
         plan_fingerprint: format!(
-            "window[{:?} {} {} {}] keys[{}] calls[{}]",
+            "window[{:?} {} {} {} {}] keys[{}] calls[{}]",
             window.kind,
             window.size_ms,
             window.step_ms,
             window.offset_ms,
+            window.gap_ms,
             keys.join(", "),
             calls.join("; ")
         ),
@@ -93,20 +99,30 @@ impl WindowAggOperator {
             }
             return Ok(Vec::new());
         }
-        // (group, namespace) -> (slot, flags)
-        let mut rows: HashMap<(u32, i64), (Option<u32>, i8)> = HashMap::new();
+        // (group, namespace) -> (slot, flags, session start)
+        let mut rows: HashMap<(u32, i64), (Option<u32>, i8, i64)> = HashMap::new();
         for (g, s, slot) in self.slots.iter() {
-            rows.insert((g, s), (Some(slot), HAS_STATE));
+            rows.insert((g, s), (Some(slot), HAS_STATE, 0));
         }
         for (g, end) in self.timers.iter() {
-            rows.entry((g, end)).or_insert((None, 0)).1 |= HAS_TIMER;
+            rows.entry((g, end)).or_insert((None, 0, 0)).1 |= HAS_TIMER;
+        }
+        if self.spec.is_none() {
+            // Sessions: one row each, named by its end (timers are rebuilt).
+            rows.clear();
+            for (g, session) in self.sessions.iter() {
+                rows.insert(
+                    (g, session.end),
+                    (Some(session.slot), HAS_STATE | HAS_TIMER, session.start),
+                );
+            }
         }
         let hashes = self.table.key_hashes();
-        let mut ordered: Vec<(u16, u32, i64, Option<u32>, i8)> = rows
+        let mut ordered: Vec<(u16, u32, i64, Option<u32>, i8, i64)> = rows
             .into_iter()
-            .map(|((g, ns), (slot, flags))| {
+            .map(|((g, ns), (slot, flags, start))| {
                 let kg = key_group_for_hash(hashes[g as usize], self.plan.max_parallelism);
-                (kg, g, ns, slot, flags)
+                (kg, g, ns, slot, flags, start)
             })
             .collect();
         ordered.sort_unstable_by_key(|r| (r.0, r.1, r.2));
@@ -120,6 +136,11 @@ impl WindowAggOperator {
             columns.push(Arc::new(Int8Array::from_iter_values(
                 chunk.iter().map(|r| r.4),
             )));
+            if self.spec.is_none() {
+                columns.push(Arc::new(Int64Array::from_iter_values(
+                    chunk.iter().map(|r| r.5),
+                )));
+            }
             // State rows first, then timer-only rows (NULL state), back in
             // chunk order.
             let with_state: Vec<u32> = chunk.iter().filter_map(|r| r.3).collect();
@@ -212,10 +233,17 @@ impl WindowAggOperator {
             }
             let namespaces = batch.column(nkeys).as_primitive::<Int64Type>();
             let flags = batch.column(nkeys + 1).as_primitive::<Int8Type>();
+            let sessions = self.spec.is_none();
             let mut rows = Vec::new();
             let mut slots = Vec::new();
             for (i, &g) in ids.iter().enumerate() {
                 let ns = namespaces.value(i);
+                if sessions {
+                    let starts = batch.column(nkeys + 2).as_primitive::<Int64Type>();
+                    slots.push(self.restore_session(g, starts.value(i), ns)?);
+                    rows.push(i as u32);
+                    continue;
+                }
                 if flags.value(i) & HAS_TIMER != 0 && self.timers.register(g, ns) {
                     self.refs.add(g);
                 }
@@ -233,7 +261,7 @@ impl WindowAggOperator {
             }
             let capacity = self.slots.capacity();
             let rows = arrow_array::UInt32Array::from(rows);
-            let mut col = nkeys + 2;
+            let mut col = nkeys + 2 + usize::from(sessions);
             for acc in &mut self.accs {
                 acc.resize(capacity);
                 let width = acc.state_types().len();

@@ -26,10 +26,13 @@ use crate::window::{is_fired, WindowSpec};
 impl WindowAggOperator {
     /// Fires every due window in end order; `None` when nothing is emitted.
     pub(super) fn fire_due(&mut self) -> Result<Option<RecordBatch>> {
+        let Some(spec) = self.spec else {
+            return self.fire_sessions();
+        };
         let watermark = self.watermark;
         let mut out = Vec::new();
         while let Some((end, groups)) = self.timers.pop_due(|end| is_fired(end, watermark)) {
-            if let Some(batch) = self.fire(end, &groups)? {
+            if let Some(batch) = self.fire(spec, end, &groups)? {
                 out.push(batch);
             }
             for &g in &groups {
@@ -37,23 +40,28 @@ impl WindowAggOperator {
             }
         }
         self.compact_if_sparse()?;
-        match out.len() {
+        self.concat(out)
+    }
+
+    /// The batches as one (`None` when there are none).
+    pub(super) fn concat(&self, mut batches: Vec<RecordBatch>) -> Result<Option<RecordBatch>> {
+        match batches.len() {
             0 => Ok(None),
-            1 => Ok(out.pop()),
-            _ => Ok(Some(concat_batches(&self.schema, &out)?)),
+            1 => Ok(batches.pop()),
+            _ => Ok(Some(concat_batches(&self.schema, &batches)?)),
         }
     }
 
     /// Fires the window ending at `end` for `groups`.
-    fn fire(&mut self, end: i64, groups: &[u32]) -> Result<Option<RecordBatch>> {
+    fn fire(&mut self, spec: WindowSpec, end: i64, groups: &[u32]) -> Result<Option<RecordBatch>> {
         let mut scratch = Vec::new();
-        let results: Vec<u32> = match self.spec {
+        let results: Vec<u32> = match spec {
             WindowSpec::Tumble { .. } => groups
                 .iter()
                 .map(|&g| self.slot_or_scratch(g, end, &mut scratch))
                 .collect(),
             WindowSpec::Hop { .. } => {
-                let slices = self.spec.slices_of(end);
+                let slices = spec.slices_of(end);
                 let mut sources = Vec::new();
                 let mut targets = Vec::new();
                 let mut results = Vec::with_capacity(groups.len());
@@ -72,7 +80,7 @@ impl WindowAggOperator {
                 results
             }
             WindowSpec::Cumulate { .. } => {
-                let first = self.spec.slices_of(end)[0];
+                let first = spec.slices_of(end)[0];
                 let mut sources = Vec::new();
                 let mut targets = Vec::new();
                 let mut results = Vec::with_capacity(groups.len());
@@ -94,15 +102,17 @@ impl WindowAggOperator {
             }
         };
         let emitted = self.non_empty(&results)?;
-        let batch = self.window_rows(end, groups, &results, &emitted)?;
+        let n = groups.len();
+        let bounds = (vec![spec.window_start(end); n], vec![end; n]);
+        let batch = self.window_rows(groups, &results, &bounds, &emitted)?;
         for (&g, &nonempty) in groups.iter().zip(&emitted) {
-            if let Some(next) = self.next_window(end, nonempty) {
+            if let Some(next) = next_window(spec, end, nonempty) {
                 if self.timers.register(g, next) {
                     self.refs.add(g);
                 }
             }
         }
-        let expired = self.spec.expired_slices(end);
+        let expired = spec.expired_slices(end);
         for &g in groups {
             for &s in &expired {
                 if let Some(slot) = self.slots.get(g, s) {
@@ -128,7 +138,7 @@ impl WindowAggOperator {
 
     /// Merges slot `sources[i]` into slot `targets[i]`, in order, for every
     /// call.
-    fn merge_slots(&mut self, sources: &[u32], targets: &[u32]) -> Result<()> {
+    pub(super) fn merge_slots(&mut self, sources: &[u32], targets: &[u32]) -> Result<()> {
         let capacity = self.slots.capacity();
         for acc in &mut self.accs {
             acc.resize(capacity);
@@ -144,7 +154,7 @@ impl WindowAggOperator {
     }
 
     /// Clears a slot's accumulators and frees it.
-    fn free_slot(&mut self, slot: u32) {
+    pub(super) fn free_slot(&mut self, slot: u32) {
         for acc in &mut self.accs {
             acc.clear(&[slot]);
         }
@@ -155,7 +165,7 @@ impl WindowAggOperator {
 
     /// Whether each result slot is emitted: its record count is not 0 (Flink
     /// emits a negative count), or always when records are not counted.
-    fn non_empty(&self, results: &[u32]) -> Result<Vec<bool>> {
+    pub(super) fn non_empty(&self, results: &[u32]) -> Result<Vec<bool>> {
         let Some(counter) = self.counter else {
             return Ok(vec![true; results.len()]);
         };
@@ -166,28 +176,14 @@ impl WindowAggOperator {
             .collect())
     }
 
-    /// The window Flink registers after firing the window ending at `end`:
-    /// HOP the next one after a non-empty window, CUMULATE the next step of
-    /// the period.
-    fn next_window(&self, end: i64, non_empty: bool) -> Option<i64> {
-        match self.spec {
-            WindowSpec::Tumble { .. } => None,
-            WindowSpec::Hop { slide, .. } => non_empty.then(|| end.wrapping_add(slide)),
-            WindowSpec::Cumulate { max_size, step, .. } => {
-                let next = end.wrapping_add(step);
-                let period_end = self.spec.window_start(end).wrapping_add(max_size);
-                (next <= period_end).then_some(next)
-            }
-        }
-    }
-
-    /// The `+I` rows of the window ending at `end`: keys, results, window
-    /// columns; the rows `emitted` says no are left out.
-    fn window_rows(
+    /// The `+I` rows of windows: keys, results, window columns, for
+    /// `groups[i]`'s window `[bounds.0[i], bounds.1[i])` held in slot
+    /// `results[i]`; the rows `emitted` says no are left out.
+    pub(super) fn window_rows(
         &self,
-        end: i64,
         groups: &[u32],
         results: &[u32],
+        bounds: &(Vec<i64>, Vec<i64>),
         emitted: &[bool],
     ) -> Result<Option<RecordBatch>> {
         if !emitted.iter().any(|&e| e) {
@@ -198,14 +194,14 @@ impl WindowAggOperator {
         for acc in &self.accs[..self.visible] {
             columns.push(acc.evaluate(results)?);
         }
-        let start = self.spec.window_start(end);
+        let (starts, ends) = bounds;
         for p in &self.window.properties {
-            let value = match p {
-                WindowProperty::WindowStart => start,
-                WindowProperty::WindowEnd => end,
-                WindowProperty::WindowTime => end.wrapping_sub(1),
+            let values: Vec<i64> = match p {
+                WindowProperty::WindowStart => starts.clone(),
+                WindowProperty::WindowEnd => ends.clone(),
+                WindowProperty::WindowTime => ends.iter().map(|e| e.wrapping_sub(1)).collect(),
             };
-            columns.push(Arc::new(TimestampMillisecondArray::from(vec![value; n])) as ArrayRef);
+            columns.push(Arc::new(TimestampMillisecondArray::from(values)) as ArrayRef);
         }
         columns.push(Arc::new(Int8Array::from(vec![0i8; n])));
         let batch = RecordBatch::try_new(self.schema.clone(), columns)?;
@@ -246,5 +242,20 @@ impl WindowAggOperator {
         }
         self.budget.set_used(0);
         Ok(Some(batch))
+    }
+}
+
+/// The window Flink registers after firing the window ending at `end`:
+/// HOP the next one after a non-empty window, CUMULATE the next step of
+/// the period.
+fn next_window(spec: WindowSpec, end: i64, non_empty: bool) -> Option<i64> {
+    match spec {
+        WindowSpec::Tumble { .. } => None,
+        WindowSpec::Hop { slide, .. } => non_empty.then(|| end.wrapping_add(slide)),
+        WindowSpec::Cumulate { max_size, step, .. } => {
+            let next = end.wrapping_add(step);
+            let period_end = spec.window_start(end).wrapping_add(max_size);
+            (next <= period_end).then_some(next)
+        }
     }
 }

@@ -20,6 +20,7 @@
 mod checkpoint;
 mod fire;
 mod plan;
+mod session;
 mod slots;
 
 use std::sync::Arc;
@@ -42,6 +43,7 @@ use crate::types::{Phase, ROW_KIND_COLUMN};
 use crate::window::{is_fired, WindowSpec};
 
 pub use plan::{WindowKind, WindowPlan, WindowProperty};
+use session::Sessions;
 use slots::{GroupRefs, SliceSlots, Timers};
 
 /// Name of the local phase's slice column (Flink's `$slice_end`).
@@ -61,7 +63,11 @@ fn timestamp_type() -> DataType {
 pub struct WindowAggOperator {
     plan: AggPlan,
     window: WindowPlan,
-    spec: WindowSpec,
+    /// The slicing of TUMBLE, HOP and CUMULATE windows; `None` for
+    /// SESSION windows, which live in `sessions`.
+    spec: Option<WindowSpec>,
+    /// SESSION windows: each group's sessions.
+    sessions: Sessions,
     /// The plan's calls, then the record-counting COUNT(*) Flink inserts
     /// when it counts records and the query has none.
     calls: Vec<AggCall>,
@@ -171,6 +177,7 @@ impl WindowAggOperator {
         Ok(WindowAggOperator {
             table: GroupTable::new(&plan.key_types)?,
             slots: SliceSlots::default(),
+            sessions: Sessions::default(),
             timers: Timers::default(),
             refs: GroupRefs::default(),
             budget: MemoryBudget::new(plan.memory_budget_bytes),
@@ -219,9 +226,12 @@ impl WindowAggOperator {
         self.late_dropped
     }
 
-    /// Groups interned, slices with state and windows pending.
+    /// Groups interned, slices (sessions) with state and windows pending.
     pub fn sizes(&self) -> (usize, usize, usize) {
-        (self.table.len(), self.slots.len(), self.timers.len())
+        match self.spec {
+            Some(_) => (self.table.len(), self.slots.len(), self.timers.len()),
+            None => (self.table.len(), self.sessions.len(), self.sessions.len()),
+        }
     }
 
     /// Bytes of state held, measured.
@@ -229,6 +239,7 @@ impl WindowAggOperator {
         self.table.memory_bytes()
             + self.slots.memory_bytes()
             + self.timers.memory_bytes()
+            + self.sessions.memory_bytes()
             + self.accs.iter().map(|a| a.memory_bytes()).sum::<usize>()
     }
 
@@ -260,8 +271,11 @@ impl WindowAggOperator {
     /// slice its unfired windows read (HOP: its own; CUMULATE: the period's
     /// first). Nothing is emitted until [`flush`](Self::flush).
     pub fn process(&mut self, batch: &RecordBatch) -> Result<()> {
-        let slices = self.slices_of(batch)?;
-        let (batch, slices) = self.drop_late(batch, slices)?;
+        let Some(spec) = self.spec else {
+            return self.process_sessions(batch);
+        };
+        let slices = self.slices_of(spec, batch)?;
+        let (batch, slices) = self.drop_late(spec, batch, slices)?;
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -273,7 +287,7 @@ impl WindowAggOperator {
         let mut fresh = Vec::new();
         let mut timers = Vec::new();
         for (&g, &(slice, late)) in ids.iter().zip(&slices) {
-            let target = self.fold_target(slice, late);
+            let target = fold_target(spec, slice, late);
             let (slot, created) = self.slots.get_or_insert(g, target);
             if created {
                 self.refs.add(g);
@@ -286,7 +300,7 @@ impl WindowAggOperator {
                 // An unfired slice's window is pending from its slot's first
                 // row on, so only a new slot or a late row needs a timer
                 // (one hash probe per slot, not per row).
-                timers.push((g, self.first_unfired(slice)));
+                timers.push((g, self.first_unfired(spec, slice)));
             }
         }
         if let Err(e) = self.reserve(fresh.len(), &input) {
@@ -310,8 +324,9 @@ impl WindowAggOperator {
         self.fold(&input, &row_slots)
     }
 
-    /// Each row's slice end, and whether it arrived after its slice fired.
-    fn slices_of(&self, batch: &RecordBatch) -> Result<Vec<(i64, bool)>> {
+    /// Each row's time: single and local phase its rowtime (epoch ms),
+    /// global phase its `$slice_end`. A NULL rowtime is Flink's error.
+    fn times<'b>(&self, batch: &'b RecordBatch) -> Result<&'b [i64]> {
         let index = self.window.time_column;
         if index >= batch.num_columns() {
             return Err(AggError::Input(format!(
@@ -323,48 +338,50 @@ impl WindowAggOperator {
         if column.null_count() > 0 {
             return Err(AggError::Input(NULL_ROWTIME.into()));
         }
+        match (self.plan.phase, column.data_type()) {
+            (Phase::Global, DataType::Int64) => Ok(column.as_primitive::<Int64Type>().values()),
+            (Phase::Single | Phase::Local, DataType::Timestamp(TimeUnit::Millisecond, _)) => {
+                Ok(column.as_primitive::<TimestampMillisecondType>().values())
+            }
+            (_, other) => Err(AggError::Input(format!(
+                "the window's time column {index} has type {other}, expected {}",
+                if self.plan.phase == Phase::Global {
+                    "Int64 ($slice_end)".to_string()
+                } else {
+                    timestamp_type().to_string()
+                }
+            ))),
+        }
+    }
+
+    /// Each row's slice end, and whether it arrived after its slice fired.
+    fn slices_of(&self, spec: WindowSpec, batch: &RecordBatch) -> Result<Vec<(i64, bool)>> {
         let local = self.plan.phase == Phase::Local;
         let late = |slice: i64| !local && is_fired(slice, self.watermark);
-        let slices: Vec<(i64, bool)> = match (self.plan.phase, column.data_type()) {
-            (Phase::Global, DataType::Int64) => column
-                .as_primitive::<Int64Type>()
-                .values()
-                .iter()
-                .map(|&s| (s, late(s)))
-                .collect(),
-            (Phase::Single | Phase::Local, DataType::Timestamp(TimeUnit::Millisecond, _)) => column
-                .as_primitive::<TimestampMillisecondType>()
-                .values()
+        let times = self.times(batch)?;
+        Ok(match self.plan.phase {
+            Phase::Global => times.iter().map(|&s| (s, late(s))).collect(),
+            _ => times
                 .iter()
                 .map(|&ts| {
-                    let s = self.spec.slice_end(ts);
+                    let s = spec.slice_end(ts);
                     (s, late(s))
                 })
                 .collect(),
-            (_, other) => {
-                return Err(AggError::Input(format!(
-                    "the window's time column {index} has type {other}, expected {}",
-                    if self.plan.phase == Phase::Global {
-                        "Int64 ($slice_end)".to_string()
-                    } else {
-                        timestamp_type().to_string()
-                    }
-                )))
-            }
-        };
-        Ok(slices)
+        })
     }
 
     /// Drops the late rows whose every window has fired (counted).
     fn drop_late(
         &mut self,
+        spec: WindowSpec,
         batch: &RecordBatch,
         slices: Vec<(i64, bool)>,
     ) -> Result<(RecordBatch, Vec<(i64, bool)>)> {
         let watermark = self.watermark;
         let keep: Vec<bool> = slices
             .iter()
-            .map(|&(s, late)| !late || !is_fired(self.spec.last_window_end(s), watermark))
+            .map(|&(s, late)| !late || !is_fired(spec.last_window_end(s), watermark))
             .collect();
         let dropped = keep.iter().filter(|&&k| !k).count();
         if dropped == 0 {
@@ -382,19 +399,10 @@ impl WindowAggOperator {
         Ok((kept, slices))
     }
 
-    /// The slice a row of slice `slice` folds into: its own, or for a late
-    /// CUMULATE row the period's first (its running accumulator).
-    fn fold_target(&self, slice: i64, late: bool) -> i64 {
-        match self.spec {
-            WindowSpec::Cumulate { .. } if late => self.spec.slices_of(slice)[0],
-            _ => slice,
-        }
-    }
-
     /// The first window of slice `slice` that has not fired: the window a
     /// row of the slice needs a timer for.
-    fn first_unfired(&self, slice: i64) -> i64 {
-        let step = self.spec.slice_size();
+    fn first_unfired(&self, spec: WindowSpec, slice: i64) -> i64 {
+        let step = spec.slice_size();
         let mut end = slice;
         while is_fired(end, self.watermark) {
             end = end.wrapping_add(step);
@@ -488,6 +496,7 @@ impl WindowAggOperator {
             renamed[old as usize] = new;
         }
         self.slots.rename_groups(&renamed);
+        self.sessions.rename_groups(&renamed);
         self.timers.rename_groups(&renamed);
         self.refs = self.refs.renamed(&live, &ids);
         self.table = table;
@@ -500,5 +509,14 @@ impl WindowAggOperator {
     pub fn min_budget_bytes(&self, rows: usize) -> usize {
         let per_slot: usize = self.accs.iter().map(|a| a.bytes_per_group()).sum::<usize>() + 40;
         rows * per_slot
+    }
+}
+
+/// The slice a row of slice `slice` folds into: its own, or for a late
+/// CUMULATE row the period's first (its running accumulator).
+fn fold_target(spec: WindowSpec, slice: i64, late: bool) -> i64 {
+    match spec {
+        WindowSpec::Cumulate { .. } if late => spec.slices_of(slice)[0],
+        _ => slice,
     }
 }

@@ -32,6 +32,9 @@ pub enum WindowKind {
     Hop,
     /// `CUMULATE`: growing by `step_ms` up to `size_ms`.
     Cumulate,
+    /// `SESSION`: per group key, rows closer than `gap_ms` merge into one
+    /// window (single phase only; Flink never splits it in two).
+    Session,
 }
 
 /// The windows of a window aggregate (`AggPlan::window`).
@@ -40,7 +43,9 @@ pub enum WindowKind {
 pub struct WindowPlan {
     /// The window table function.
     pub kind: WindowKind,
-    /// TUMBLE and HOP: the window size; CUMULATE: the maximum size (ms).
+    /// TUMBLE and HOP: the window size; CUMULATE: the maximum size (ms);
+    /// ignored for SESSION.
+    #[serde(default)]
     pub size_ms: i64,
     /// HOP: the slide; CUMULATE: the step (ms); ignored for TUMBLE.
     #[serde(default)]
@@ -48,6 +53,9 @@ pub struct WindowPlan {
     /// The window offset (ms).
     #[serde(default)]
     pub offset_ms: i64,
+    /// SESSION: the gap that closes a session (ms); ignored otherwise.
+    #[serde(default)]
+    pub gap_ms: i64,
     /// Single and local phase: the input column of the rowtime attribute
     /// (TIMESTAMP(3), epoch ms); global phase: the BIGINT `$slice_end`
     /// column of the local phase's partials.
@@ -59,15 +67,25 @@ pub struct WindowPlan {
 }
 
 impl WindowPlan {
-    /// The slice and window arithmetic of these windows.
-    pub fn spec(&self) -> Result<WindowSpec> {
-        match self.kind {
-            WindowKind::Tumble => WindowSpec::tumble(self.size_ms, self.offset_ms),
-            WindowKind::Hop => WindowSpec::hop(self.size_ms, self.step_ms, self.offset_ms),
+    /// The slice and window arithmetic of these windows; `None` for
+    /// SESSION windows, which are not sliced.
+    pub fn spec(&self) -> Result<Option<WindowSpec>> {
+        Ok(Some(match self.kind {
+            WindowKind::Tumble => WindowSpec::tumble(self.size_ms, self.offset_ms)?,
+            WindowKind::Hop => WindowSpec::hop(self.size_ms, self.step_ms, self.offset_ms)?,
             WindowKind::Cumulate => {
-                WindowSpec::cumulate(self.size_ms, self.step_ms, self.offset_ms)
+                WindowSpec::cumulate(self.size_ms, self.step_ms, self.offset_ms)?
             }
-        }
+            WindowKind::Session => {
+                if self.gap_ms <= 0 {
+                    return Err(AggError::Plan(format!(
+                        "SESSION gap must be positive, got {} ms",
+                        self.gap_ms
+                    )));
+                }
+                return Ok(None);
+            }
+        }))
     }
 
     /// Whether Flink counts each window's rows with a COUNT(*) (found or
@@ -91,6 +109,22 @@ impl WindowPlan {
                 plan.calls[c].function
             )));
         }
+        if self.kind == WindowKind::Session {
+            if plan.phase != Phase::Single {
+                return Err(AggError::Plan(
+                    "SESSION windows run in one phase only (Flink never splits them)".into(),
+                ));
+            }
+            // Merging sessions merges accumulators in an order Flink leaves
+            // to a hash set's iteration; only order-free functions match it.
+            if let Some(c) = plan.calls.iter().position(|c| order_sensitive(&c.function)) {
+                return Err(AggError::Plan(format!(
+                    "call {c} ({}): SESSION windows merge accumulators in Flink's hash-set \
+                     order, which this order-sensitive function would expose",
+                    plan.calls[c].function
+                )));
+            }
+        }
         if plan.phase == Phase::Local && !self.properties.is_empty() {
             return Err(AggError::Plan(
                 "the local phase of a window aggregate emits $slice_end, not window columns".into(),
@@ -107,4 +141,11 @@ impl WindowPlan {
         }
         Ok(())
     }
+}
+
+/// Functions whose merged result depends on the order accumulators merge.
+fn order_sensitive(function: &str) -> bool {
+    ["LISTAGG", "FIRST_VALUE", "LAST_VALUE"]
+        .iter()
+        .any(|f| function.eq_ignore_ascii_case(f))
 }
