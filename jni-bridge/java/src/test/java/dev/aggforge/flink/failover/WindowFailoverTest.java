@@ -35,9 +35,9 @@ import dev.aggforge.flink.operator.NativeAggregateOperator;
  * windows.
  *
  * <p>The input is ordered in event time, 1 ms per row, with the watermark 2 s behind the largest
- * rowtime: at every moment of the run some window (TUMBLE 2 s, or a HOP/CUMULATE window ending
- * in the last 2 s) has had its last row and waits for the watermark, so every failure and every
- * snapshot falls between a window's last row and its firing. No row is ever late (each watermark
+ * rowtime: at every moment of the run some window (TUMBLE 2 s, a HOP/CUMULATE window ending in
+ * the last 2 s, sessions with a 0.3 s gap) has had its last row and waits for the watermark, so
+ * every failure and every snapshot falls between a window's last row and its firing. No row is ever late (each watermark
  * trails the rows of its own channel), so the emitted windows do not depend on timing.
  *
  * <p>Sinks see replayed windows after a restore (insert-only output, replays unchanged), so runs
@@ -80,10 +80,16 @@ class WindowFailoverTest {
                     + " FROM TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND,"
                     + " INTERVAL '4' SECOND)) GROUP BY window_start, window_end, k";
 
+    /** Sessions of about three rows (a key's rows are 300 ms apart on average). */
+    static final String SESSION_SQL =
+            "SELECT window_start, window_end," + AGGREGATES
+                    + " FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts),"
+                    + " INTERVAL '0.3' SECOND)) GROUP BY window_start, window_end, k";
+
     private static final RunOptions ONE_PHASE =
             RunOptions.defaults().withParallelism(2).withAggPhase("ONE_PHASE");
 
-    private static final RunOptions TWO_PHASE =
+    static final RunOptions TWO_PHASE =
             RunOptions.defaults().withParallelism(2).withAggPhase("TWO_PHASE");
 
     private static final Map<String, List<String>> STOCK = new HashMap<>();
@@ -99,8 +105,19 @@ class WindowFailoverTest {
     }
 
     @Test
-    void twoPhaseCumulateFailoverRestoresPendingWindowsOnRocksDb() throws Exception {
-        failover(TWO_PHASE, CUMULATE_SQL, 2, "rocksdb");
+    void twoPhaseCumulateFailoverRestoresPendingWindows() throws Exception {
+        // On RocksDB too: RocksDbFailoverTest (Flink 2.x).
+        failover(TWO_PHASE, CUMULATE_SQL, 2);
+    }
+
+    @Test
+    void sessionFailoverRestoresPendingSessions() throws Exception {
+        failover(ONE_PHASE, SESSION_SQL, 1);
+    }
+
+    @Test
+    void sessionSavepointRescalesTwoToOne(@TempDir Path savepoints) throws Exception {
+        rescale(ONE_PHASE, SESSION_SQL, 1, 2, 1, savepoints);
     }
 
     @Test
@@ -127,8 +144,7 @@ class WindowFailoverTest {
      * Runs the native job with checkpoints every 100 ms, fails it once after 40% of the rows (and
      * after a checkpoint with rows completed) and compares its windows with unfailed runs.
      */
-    private static void failover(
-            RunOptions options, String sql, int nativeOperators, String stateBackend)
+    static void failover(RunOptions options, String sql, int nativeOperators, String stateBackend)
             throws Exception {
         RunOptions hooked = withAggforge(options);
         List<String> expected = stockWindows(sql);

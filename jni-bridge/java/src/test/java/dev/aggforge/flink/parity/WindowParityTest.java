@@ -14,9 +14,11 @@ import java.util.stream.Stream;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
@@ -209,6 +211,40 @@ class WindowParityTest {
                         + "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)"
                         + ") GROUP BY window_start, window_end, window_time";
         assertWindowParity(options(phase, parallelism), phase, sql, EVENTS);
+    }
+
+    /** SESSION windows per key: Flink plans them in one phase whatever the strategy says. */
+    @ParameterizedTest(name = "{0} p={1}")
+    @MethodSource("phases")
+    void sessionWindows(String phase, int parallelism) throws Exception {
+        String sql =
+                "SELECT k, window_start, window_end, window_time, "
+                        + CALLS
+                        + " FROM TABLE(SESSION(TABLE events PARTITION BY k, DESCRIPTOR(ts),"
+                        + " INTERVAL '2' SECOND)) GROUP BY k, window_start, window_end, window_time";
+        assertWindowParity(options(phase, parallelism), "ONE_PHASE", sql, EVENTS);
+    }
+
+    /** SESSION windows over a changelog: retractions open, extend and bridge sessions too. */
+    @ParameterizedTest(name = "p={0}")
+    @ValueSource(ints = {1, 2})
+    void sessionWindowsOverAChangelog(int parallelism) throws Exception {
+        String sql =
+                "SELECT k, window_start, window_end, "
+                        + CALLS
+                        + " FROM TABLE(SESSION(TABLE changes PARTITION BY k, DESCRIPTOR(ts),"
+                        + " INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end";
+        assertWindowParity(options("ONE_PHASE", parallelism), "ONE_PHASE", sql, CHANGES);
+    }
+
+    /** Without PARTITION BY and keys: one session set over the whole stream. */
+    @Test
+    void oneSessionSetWithoutKeys() throws Exception {
+        String sql =
+                "SELECT window_start, window_end, COUNT(*), SUM(v), MAX(d) FROM TABLE(SESSION("
+                        + "TABLE events, DESCRIPTOR(ts), INTERVAL '0.3' SECOND))"
+                        + " GROUP BY window_start, window_end";
+        assertWindowParity(options("ONE_PHASE", 2), "ONE_PHASE", sql, EVENTS);
     }
 
     private static RunOptions options(String phase, int parallelism) {

@@ -10,6 +10,7 @@ import org.apache.calcite.rel.core.AggregateCall;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.logical.CumulativeWindowSpec;
 import org.apache.flink.table.planner.plan.logical.HoppingWindowSpec;
+import org.apache.flink.table.planner.plan.logical.SessionWindowSpec;
 import org.apache.flink.table.planner.plan.logical.SliceAttachedWindowingStrategy;
 import org.apache.flink.table.planner.plan.logical.TimeAttributeWindowingStrategy;
 import org.apache.flink.table.planner.plan.logical.TumblingWindowSpec;
@@ -49,9 +50,9 @@ import dev.aggforge.flink.planner.describe.StockAggregate;
  * WindowAggregate}, or the {@code LocalWindowAggregate} / {@code GlobalWindowAggregate} pair) and
  * builds the node that takes its place: the same aggregate with the decision attached, whose exec
  * node runs the native window operator ({@link NativeOperatorSpec.Mode#WINDOW}, {@link
- * NativeOperatorSpec.Mode#LOCAL_WINDOW}) when native. Admitted so far: TUMBLE, HOP and CUMULATE
- * over a TIMESTAMP(3) rowtime attribute, insert-only or changelog input; everything else stays on
- * Flink with its reason in EXPLAIN.
+ * NativeOperatorSpec.Mode#LOCAL_WINDOW}) when native. Admitted so far: TUMBLE, HOP, CUMULATE and
+ * SESSION (one phase, as Flink plans it) over a TIMESTAMP(3) rowtime attribute, insert-only or
+ * changelog input; everything else stays on Flink with its reason in EXPLAIN.
  */
 public final class WindowRewrite {
 
@@ -243,7 +244,8 @@ public final class WindowRewrite {
         WindowSpec window = windowing.getWindow();
         if (!(window instanceof TumblingWindowSpec
                 || window instanceof HoppingWindowSpec
-                || window instanceof CumulativeWindowSpec)) {
+                || window instanceof CumulativeWindowSpec
+                || window instanceof SessionWindowSpec)) {
             return window.getClass().getSimpleName() + " windows are not supported yet";
         }
         if (!windowing.isRowtime()) {
@@ -273,7 +275,15 @@ public final class WindowRewrite {
         Duration size;
         Duration step = Duration.ZERO;
         Duration offset;
-        if (window instanceof TumblingWindowSpec tumble) {
+        Duration gap = Duration.ZERO;
+        if (window instanceof SessionWindowSpec session) {
+            // PARTITION BY equals the GROUP BY keys (Flink plans a window aggregate only then):
+            // the runtime's groups are the sessions' partitions.
+            kind = "session";
+            size = Duration.ZERO;
+            offset = null;
+            gap = session.getGap();
+        } else if (window instanceof TumblingWindowSpec tumble) {
             kind = "tumble";
             size = tumble.getSize();
             offset = tumble.getOffset();
@@ -307,6 +317,8 @@ public final class WindowRewrite {
                 + step.toMillis()
                 + ",\"offset_ms\":"
                 + (offset == null ? 0 : offset.toMillis())
+                + ",\"gap_ms\":"
+                + gap.toMillis()
                 + ",\"time_column\":"
                 + timeColumn
                 + ",\"properties\":["

@@ -6,8 +6,9 @@ import org.junit.jupiter.api.Test;
  * The failover test of {@link NativeFailoverTest} with the failing job on the RocksDB state
  * backend ({@code state.backend.type: rocksdb}, flink-statebackend-rocksdb in test scope): the
  * native DISTINCT views and FILTER columns, ARRAY keys and the global LISTAGG lists and
- * retractLists are checkpointed, restored after the injected failure and the final table equals
- * stock Flink's unfailed one, single phase and two-phase.
+ * retractLists, and a two-phase window aggregate's slices and pending windows, are checkpointed,
+ * restored after the injected failure and the result equals stock Flink's unfailed one, single
+ * phase and two-phase.
  *
  * <p>On the Flink 2.x lines only: Maven Central serves no flink-statebackend-rocksdb 1.20.3, the
  * 1.20 release the build tests (its 1.20.4 has no flink-table-planner-loader).
@@ -35,5 +36,12 @@ class RocksDbFailoverTest {
                 NativeFailoverTest.RETRACTING_LISTAGG_SQL,
                 4,
                 "rocksdb");
+    }
+
+    @Test
+    void twoPhaseCumulateWindowFailoverOnRocksDb() throws Exception {
+        // Slices, pending windows and the watermark of a local/global window pair.
+        WindowFailoverTest.failover(
+                WindowFailoverTest.TWO_PHASE, WindowFailoverTest.CUMULATE_SQL, 2, "rocksdb");
     }
 }
