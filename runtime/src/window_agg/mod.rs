@@ -258,8 +258,9 @@ impl WindowAggOperator {
         if watermark > self.watermark {
             self.watermark = watermark;
         }
-        let earliest = match self.plan.phase {
-            Phase::Local => self.min_slice,
+        let earliest = match (self.plan.phase, self.spec) {
+            (Phase::Local, _) => self.min_slice,
+            (_, None) => self.sessions.first_timer(),
             _ => self.timers.first_end(),
         };
         earliest.is_some_and(|end| is_fired(end, self.watermark))

@@ -11,7 +11,11 @@
 //! Timers are lazy: a session's timer stays at the end it had when it was
 //! registered (or the earliest of the merged sessions' timers); when it
 //! comes due and the session has grown since, it is registered again at
-//! the session's end. Rows that extend a session therefore touch no timer.
+//! the session's end. Rows that extend a session therefore touch no timer,
+//! and the timers are a plain heap with no index.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use hashbrown::HashMap;
 
@@ -32,11 +36,15 @@ pub(super) struct Session {
     pub timer: i64,
 }
 
-/// Each group's live sessions, disjoint and sorted by start.
+/// Each group's live sessions, disjoint and sorted by start, and their
+/// timers: a heap of `(end, group)`, earliest first. An entry whose group
+/// has no session with that timer any more (merged away, fired) is
+/// skipped when it comes due, so nothing is ever removed from the heap.
 #[derive(Debug, Default)]
 pub(super) struct Sessions {
     by_group: HashMap<u32, Vec<Session>>,
     len: usize,
+    timers: BinaryHeap<Reverse<(i64, u32)>>,
 }
 
 impl Sessions {
@@ -50,6 +58,16 @@ impl Sessions {
         self.by_group
             .iter()
             .flat_map(|(&g, sessions)| sessions.iter().map(move |&s| (g, s)))
+    }
+
+    /// The earliest timer (possibly stale).
+    pub fn first_timer(&self) -> Option<i64> {
+        self.timers.peek().map(|Reverse((end, _))| *end)
+    }
+
+    /// Makes `group`'s session whose timer is `end` due at `end`.
+    fn schedule(&mut self, group: u32, end: i64) {
+        self.timers.push(Reverse((end, group)));
     }
 
     /// Adds a session to `group` (restore), keeping the sessions sorted.
@@ -68,11 +86,22 @@ impl Sessions {
             .drain()
             .map(|(g, s)| (renamed[g as usize], s))
             .collect();
+        // Stale entries may name groups that left the table.
+        self.timers = self
+            .timers
+            .drain()
+            .filter_map(|Reverse((end, g))| {
+                let g = *renamed.get(g as usize)?;
+                (g != u32::MAX).then_some(Reverse((end, g)))
+            })
+            .collect();
     }
 
     /// Bytes held, roughly.
     pub fn memory_bytes(&self) -> usize {
-        self.by_group.capacity() * 40 + self.len * std::mem::size_of::<Session>()
+        self.by_group.capacity() * 40
+            + self.len * std::mem::size_of::<Session>()
+            + self.timers.capacity() * 16
     }
 }
 
@@ -158,8 +187,15 @@ impl WindowAggOperator {
             );
             self.sessions.len += 1;
             self.refs.add(group);
-            self.timers.register(group, end);
+            self.sessions.schedule(group, end);
             return Placement::Fold(slot);
+        }
+        if last - first == 1 {
+            // The common case: the row extends one session.
+            let s = &mut sessions[first];
+            s.start = s.start.min(start);
+            s.end = s.end.max(end);
+            return Placement::Fold(s.slot);
         }
         let merged: Vec<Session> = sessions.drain(first..last).collect();
         let kept = Session {
@@ -219,47 +255,50 @@ impl WindowAggOperator {
     /// end.
     pub(super) fn fire_sessions(&mut self) -> Result<Option<RecordBatch>> {
         let watermark = self.watermark;
-        let mut out = Vec::new();
-        while let Some((due, groups)) = self.timers.pop_due(|end| is_fired(end, watermark)) {
-            let mut fired: Vec<(u32, Session)> = Vec::new();
-            for g in groups {
-                let Some(sessions) = self.sessions.by_group.get_mut(&g) else {
-                    continue;
-                };
-                let Some(at) = sessions.iter().position(|s| s.timer == due) else {
-                    continue;
-                };
-                if sessions[at].end != due {
-                    sessions[at].timer = sessions[at].end;
-                    self.timers.register(g, sessions[at].end);
-                    continue;
-                }
-                fired.push((g, sessions.remove(at)));
-                if sessions.is_empty() {
-                    self.sessions.by_group.remove(&g);
-                }
-            }
-            if fired.is_empty() {
+        let mut fired: Vec<(u32, Session)> = Vec::new();
+        while let Some(due) = self
+            .sessions
+            .first_timer()
+            .filter(|&t| is_fired(t, watermark))
+        {
+            let Some(Reverse((_, g))) = self.sessions.timers.pop() else {
+                break;
+            };
+            let Some(sessions) = self.sessions.by_group.get_mut(&g) else {
+                continue;
+            };
+            let Some(at) = sessions.iter().position(|s| s.timer == due) else {
+                continue;
+            };
+            if sessions[at].end != due {
+                let end = sessions[at].end;
+                sessions[at].timer = end;
+                self.sessions.schedule(g, end);
                 continue;
             }
-            self.sessions.len -= fired.len();
-            let groups: Vec<u32> = fired.iter().map(|f| f.0).collect();
-            let results: Vec<u32> = fired.iter().map(|f| f.1.slot).collect();
-            let bounds = (
-                fired.iter().map(|f| f.1.start).collect(),
-                fired.iter().map(|f| f.1.end).collect(),
-            );
-            let emitted = self.non_empty(&results)?;
-            if let Some(batch) = self.window_rows(&groups, &results, &bounds, &emitted)? {
-                out.push(batch);
-            }
-            for (g, session) in fired {
-                self.free_slot(session.slot);
-                self.refs.drop(g);
+            fired.push((g, sessions.remove(at)));
+            if sessions.is_empty() {
+                self.sessions.by_group.remove(&g);
             }
         }
+        if fired.is_empty() {
+            return Ok(None);
+        }
+        self.sessions.len -= fired.len();
+        let groups: Vec<u32> = fired.iter().map(|f| f.0).collect();
+        let results: Vec<u32> = fired.iter().map(|f| f.1.slot).collect();
+        let bounds = (
+            fired.iter().map(|f| f.1.start).collect(),
+            fired.iter().map(|f| f.1.end).collect(),
+        );
+        let emitted = self.non_empty(&results)?;
+        let batch = self.window_rows(&groups, &results, &bounds, &emitted)?;
+        for (g, session) in fired {
+            self.free_slot(session.slot);
+            self.refs.drop(g);
+        }
         self.compact_if_sparse()?;
-        self.concat(out)
+        Ok(batch)
     }
 
     /// Restores one session of `group` (its state goes to the returned
@@ -283,7 +322,7 @@ impl WindowAggOperator {
             },
         );
         self.refs.add(group);
-        self.timers.register(group, end);
+        self.sessions.schedule(group, end);
         Ok(slot)
     }
 }
