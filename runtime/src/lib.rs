@@ -18,6 +18,7 @@ pub mod registry;
 pub mod snapshot;
 pub mod sql_type;
 pub mod templates;
+pub mod time_zone;
 pub mod types;
 pub mod window;
 pub mod window_agg;

@@ -186,13 +186,6 @@ impl WindowSpec {
     }
 }
 
-/// Whether the window (or slice) ending at `window_end` has fired once the
-/// watermark is `watermark`: Flink fires it at `end - 1`. An end of
-/// `i64::MAX` never fires.
-pub fn is_fired(window_end: i64, watermark: i64) -> bool {
-    window_end != i64::MAX && watermark >= window_end.wrapping_sub(1)
-}
-
 /// Flink's `TimeWindow.getWindowStartWithOffset`: the start of the window of
 /// `size` ms (shifted by `offset`) holding `timestamp`, for negative
 /// timestamps too.
@@ -233,9 +226,6 @@ mod tests {
         assert_eq!(shifted.slice_end(0), S);
         assert_eq!(shifted.slice_end(S), 6 * S);
         assert_eq!(shifted.window_start(6 * S), S);
-        assert!(is_fired(5 * S, 5 * S - 1));
-        assert!(!is_fired(5 * S, 5 * S - 2));
-        assert!(!is_fired(i64::MAX, i64::MAX));
     }
 
     #[test]

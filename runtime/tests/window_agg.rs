@@ -8,6 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use aggforge_runtime::plan::{AggPlan, Emission};
+use aggforge_runtime::time_zone::ZoneRules;
 use aggforge_runtime::types::{Phase, SqlType};
 use aggforge_runtime::window_agg::{WindowAggOperator, WindowKind, WindowPlan, WindowProperty};
 use arrow_array::cast::AsArray;
@@ -30,6 +31,7 @@ fn window(kind: WindowKind, size_ms: i64, step_ms: i64, time_column: usize) -> W
         },
         time_column,
         properties: vec![WindowProperty::WindowStart, WindowProperty::WindowEnd],
+        zone: None,
     }
 }
 
@@ -168,6 +170,38 @@ fn tumble_drops_late_rows_and_fires_at_end_of_input() {
     assert_eq!(op.late_dropped(), 1);
     assert_eq!(advance(&mut op, 4000), Vec::<String>::new(), "no advance");
     assert_eq!(advance(&mut op, i64::MAX), ["b|2|8|7|5000|10000"]);
+}
+
+#[test]
+fn shifted_windows_are_cut_in_local_time_and_fire_at_their_instant() {
+    // TUMBLE(1 h) in a +05:30 zone, one phase and two: local hours start at
+    // :30 UTC, the window columns are local, the window fires at the
+    // instant of its local end - 1.
+    const H: i64 = 3_600_000;
+    let mut plan = single(WindowKind::Tumble, H, 0);
+    let w = plan.window.as_mut().unwrap();
+    w.zone = Some(ZoneRules::fixed("Asia/Kolkata", 19_800));
+    w.properties.push(WindowProperty::WindowTime);
+    let (local, global) = two_phase(&plan);
+    let input = rows(&["a", "a", "a"], &[1, 2, 4], &[0, H / 2 - 1, H / 2]);
+    // Instants 0 and 29:59.999 are local 05:30 and 05:59:59.999: [05:00, 06:00).
+    let first = format!("a|2|3|2|{}|{}|{}", 5 * H, 6 * H, H / 2 - 1);
+    let mut op = WindowAggOperator::new(plan).unwrap();
+    op.process(&input).unwrap();
+    assert_eq!(advance(&mut op, H / 2 - 2), Vec::<String>::new());
+    assert_eq!(advance(&mut op, H / 2 - 1), [first.clone()]);
+    // Late against the fired local window [05:00, 06:00).
+    op.process(&rows(&["a"], &[8], &[H / 2 - 10])).unwrap();
+    assert_eq!(op.late_dropped(), 1);
+    let second = format!("a|1|4|4|{}|{}|{}", 6 * H, 7 * H, 3 * H / 2 - 1);
+    assert_eq!(advance(&mut op, i64::MAX), [second.clone()]);
+
+    let mut local = WindowAggOperator::new(local).unwrap();
+    let mut global = WindowAggOperator::new(global).unwrap();
+    local.process(&input).unwrap();
+    global.process(&local.flush().unwrap().unwrap()).unwrap();
+    assert_eq!(advance(&mut global, H / 2 - 1), [first]);
+    assert_eq!(advance(&mut global, i64::MAX), [second]);
 }
 
 #[test]

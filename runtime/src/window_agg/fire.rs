@@ -21,7 +21,7 @@ use arrow_select::filter::filter_record_batch;
 use super::slots::GroupRefs;
 use super::{WindowAggOperator, WindowProperty};
 use crate::error::Result;
-use crate::window::{is_fired, WindowSpec};
+use crate::window::WindowSpec;
 
 impl WindowAggOperator {
     /// Fires every due window in end order; `None` when nothing is emitted.
@@ -31,7 +31,10 @@ impl WindowAggOperator {
         };
         let watermark = self.watermark;
         let mut out = Vec::new();
-        while let Some((end, groups)) = self.timers.pop_due(|end| is_fired(end, watermark)) {
+        while let Some((end, groups)) = self
+            .timers
+            .pop_due(|end| self.window.is_fired(end, watermark))
+        {
             if let Some(batch) = self.fire(spec, end, &groups)? {
                 out.push(batch);
             }
@@ -199,7 +202,9 @@ impl WindowAggOperator {
             let values: Vec<i64> = match p {
                 WindowProperty::WindowStart => starts.clone(),
                 WindowProperty::WindowEnd => ends.clone(),
-                WindowProperty::WindowTime => ends.iter().map(|e| e.wrapping_sub(1)).collect(),
+                WindowProperty::WindowTime => {
+                    ends.iter().map(|&e| self.window.window_time(e)).collect()
+                }
             };
             columns.push(Arc::new(TimestampMillisecondArray::from(values)) as ArrayRef);
         }

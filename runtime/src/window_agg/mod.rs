@@ -39,8 +39,9 @@ use crate::operator::input::{self, Input};
 use crate::operator::{call_admissions, check_input_widths, count_star, create_accumulators};
 use crate::plan::{admit, arrow_type, AggCall, AggPlan};
 use crate::snapshot::SnapshotMeta;
+use crate::time_zone::shift_all;
 use crate::types::{Phase, ROW_KIND_COLUMN};
-use crate::window::{is_fired, WindowSpec};
+use crate::window::WindowSpec;
 
 pub use plan::{WindowKind, WindowPlan, WindowProperty};
 use session::Sessions;
@@ -263,7 +264,7 @@ impl WindowAggOperator {
             (_, None) => self.sessions.first_timer(),
             _ => self.timers.first_end(),
         };
-        earliest.is_some_and(|end| is_fired(end, self.watermark))
+        earliest.is_some_and(|end| self.window.is_fired(end, self.watermark))
     }
 
     /// Folds one input batch into its slices. Single and global phase: a
@@ -325,9 +326,10 @@ impl WindowAggOperator {
         self.fold(&input, &row_slots)
     }
 
-    /// Each row's time: single and local phase its rowtime (epoch ms),
-    /// global phase its `$slice_end`. A NULL rowtime is Flink's error.
-    fn times<'b>(&self, batch: &'b RecordBatch) -> Result<&'b [i64]> {
+    /// Each row's time: single and local phase its rowtime in local time
+    /// (shifted to the plan's zone, if any), global phase its `$slice_end`.
+    /// A NULL rowtime is Flink's error.
+    fn times(&self, batch: &RecordBatch) -> Result<Vec<i64>> {
         let index = self.window.time_column;
         if index >= batch.num_columns() {
             return Err(AggError::Input(format!(
@@ -340,9 +342,12 @@ impl WindowAggOperator {
             return Err(AggError::Input(NULL_ROWTIME.into()));
         }
         match (self.plan.phase, column.data_type()) {
-            (Phase::Global, DataType::Int64) => Ok(column.as_primitive::<Int64Type>().values()),
+            (Phase::Global, DataType::Int64) => {
+                Ok(column.as_primitive::<Int64Type>().values().to_vec())
+            }
             (Phase::Single | Phase::Local, DataType::Timestamp(TimeUnit::Millisecond, _)) => {
-                Ok(column.as_primitive::<TimestampMillisecondType>().values())
+                let instants = column.as_primitive::<TimestampMillisecondType>().values();
+                Ok(shift_all(self.window.zone.as_ref(), instants))
             }
             (_, other) => Err(AggError::Input(format!(
                 "the window's time column {index} has type {other}, expected {}",
@@ -358,7 +363,7 @@ impl WindowAggOperator {
     /// Each row's slice end, and whether it arrived after its slice fired.
     fn slices_of(&self, spec: WindowSpec, batch: &RecordBatch) -> Result<Vec<(i64, bool)>> {
         let local = self.plan.phase == Phase::Local;
-        let late = |slice: i64| !local && is_fired(slice, self.watermark);
+        let late = |slice: i64| !local && self.window.is_fired(slice, self.watermark);
         let times = self.times(batch)?;
         Ok(match self.plan.phase {
             Phase::Global => times.iter().map(|&s| (s, late(s))).collect(),
@@ -382,7 +387,7 @@ impl WindowAggOperator {
         let watermark = self.watermark;
         let keep: Vec<bool> = slices
             .iter()
-            .map(|&(s, late)| !late || !is_fired(spec.last_window_end(s), watermark))
+            .map(|&(s, late)| !late || !self.window.is_fired(spec.last_window_end(s), watermark))
             .collect();
         let dropped = keep.iter().filter(|&&k| !k).count();
         if dropped == 0 {
@@ -405,7 +410,7 @@ impl WindowAggOperator {
     fn first_unfired(&self, spec: WindowSpec, slice: i64) -> i64 {
         let step = spec.slice_size();
         let mut end = slice;
-        while is_fired(end, self.watermark) {
+        while self.window.is_fired(end, self.watermark) {
             end = end.wrapping_add(step);
         }
         end

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{AggError, Result};
 use crate::plan::AggPlan;
+use crate::time_zone::ZoneRules;
 use crate::types::{InputMode, Phase};
 use crate::window::WindowSpec;
 
@@ -64,6 +65,11 @@ pub struct WindowPlan {
     /// and global phase; the local phase emits `$slice_end` instead).
     #[serde(default)]
     pub properties: Vec<WindowProperty>,
+    /// The session time zone windows are aligned to (a TIMESTAMP_LTZ or
+    /// processing-time attribute outside UTC); absent: no shift. Times in
+    /// the input are instants, slices and window bounds local times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<ZoneRules>,
 }
 
 impl WindowPlan {
@@ -88,6 +94,32 @@ impl WindowPlan {
         }))
     }
 
+    /// Flink's `isWindowFired`: whether the window ending at `end` (local
+    /// time) has fired at `progress` (an instant: watermark or processing
+    /// time). A window ending at `i64::MAX` never fires.
+    pub fn is_fired(&self, end: i64, progress: i64) -> bool {
+        end != i64::MAX && progress >= self.trigger_time(end)
+    }
+
+    /// The instant the window ending at `end` fires: its local `end - 1`.
+    pub fn trigger_time(&self, end: i64) -> i64 {
+        let last = end.wrapping_sub(1);
+        match &self.zone {
+            None => last,
+            Some(zone) => zone.timer_epoch(last),
+        }
+    }
+
+    /// The `window_time` of the window ending at `end`: the instant of its
+    /// local `end - 1`.
+    pub fn window_time(&self, end: i64) -> i64 {
+        let last = end.wrapping_sub(1);
+        match &self.zone {
+            None => last,
+            Some(zone) => zone.to_epoch(last),
+        }
+    }
+
     /// Whether Flink counts each window's rows with a COUNT(*) (found or
     /// inserted) and suppresses a window whose count is 0: always for HOP,
     /// and for any window over retracting input.
@@ -98,6 +130,9 @@ impl WindowPlan {
     /// Checks the windows against the rest of the plan.
     pub(crate) fn validate(&self, plan: &AggPlan) -> Result<()> {
         self.spec()?;
+        if let Some(zone) = &self.zone {
+            zone.validate()?;
+        }
         if plan.final_key.is_some() {
             return Err(AggError::Plan(
                 "a window aggregate cannot be an incremental aggregate (final_key)".into(),
@@ -148,4 +183,38 @@ fn order_sensitive(function: &str) -> bool {
     ["LISTAGG", "FIRST_VALUE", "LAST_VALUE"]
         .iter()
         .any(|f| function.eq_ignore_ascii_case(f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tumble(zone: Option<ZoneRules>) -> WindowPlan {
+        WindowPlan {
+            kind: WindowKind::Tumble,
+            size_ms: 5000,
+            step_ms: 0,
+            offset_ms: 0,
+            gap_ms: 0,
+            time_column: 0,
+            properties: vec![WindowProperty::WindowTime],
+            zone,
+        }
+    }
+
+    #[test]
+    fn windows_fire_at_the_instant_of_their_local_last_millisecond() {
+        let utc = tumble(None);
+        assert!(utc.is_fired(5000, 4999));
+        assert!(!utc.is_fired(5000, 4998));
+        assert!(!utc.is_fired(i64::MAX, i64::MAX));
+        assert_eq!(utc.window_time(5000), 4999);
+        // UTC+2: the window ending at local 02:00:05 fires at 00:00:04.999Z.
+        let plus_two = tumble(Some(ZoneRules::fixed("+02:00", 7200)));
+        let end = 7_200_000 + 5000;
+        assert_eq!(plus_two.trigger_time(end), 4999);
+        assert!(plus_two.is_fired(end, 4999));
+        assert!(!plus_two.is_fired(end, 4998));
+        assert_eq!(plus_two.window_time(end), 4999);
+    }
 }

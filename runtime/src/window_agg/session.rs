@@ -24,7 +24,6 @@ use arrow_select::filter::filter_record_batch;
 
 use super::WindowAggOperator;
 use crate::error::{AggError, Result};
-use crate::window::is_fired;
 
 /// One session of a group: the window `[start, end)`, the slot holding its
 /// accumulators, and the end its pending timer was registered at.
@@ -123,7 +122,7 @@ impl WindowAggOperator {
     /// order.
     pub(super) fn process_sessions(&mut self, batch: &RecordBatch) -> Result<()> {
         let gap = self.window.gap_ms;
-        let times = self.times(batch)?.to_vec();
+        let times = self.times(batch)?;
         let input = self.read(batch)?;
         // At most one new session per row.
         self.reserve(input.num_rows, &input)?;
@@ -169,7 +168,7 @@ impl WindowAggOperator {
         let first = sessions.partition_point(|s| s.end < start);
         let last = first + sessions[first..].partition_point(|s| s.start <= end);
         if first == last {
-            if is_fired(end, watermark) {
+            if self.window.is_fired(end, watermark) {
                 if sessions.is_empty() {
                     self.sessions.by_group.remove(&group);
                 }
@@ -259,7 +258,7 @@ impl WindowAggOperator {
         while let Some(due) = self
             .sessions
             .first_timer()
-            .filter(|&t| is_fired(t, watermark))
+            .filter(|&t| self.window.is_fired(t, watermark))
         {
             let Some(Reverse((_, g))) = self.sessions.timers.pop() else {
                 break;

@@ -24,10 +24,12 @@ import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalW
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
+import org.apache.flink.table.planner.utils.TableConfigUtils;
 import org.apache.flink.table.runtime.groupwindow.NamedWindowProperty;
 import org.apache.flink.table.runtime.groupwindow.RowtimeAttribute;
 import org.apache.flink.table.runtime.groupwindow.WindowEnd;
 import org.apache.flink.table.runtime.groupwindow.WindowStart;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
@@ -42,6 +44,7 @@ import dev.aggforge.flink.operator.NativeOperatorSpec;
 import dev.aggforge.flink.plan.AggregateDescriptor;
 import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
 import dev.aggforge.flink.plan.Preflight;
+import dev.aggforge.flink.plan.WindowTimeZone;
 import dev.aggforge.flink.planner.describe.AggregateDescriber;
 import dev.aggforge.flink.planner.describe.StockAggregate;
 
@@ -51,7 +54,8 @@ import dev.aggforge.flink.planner.describe.StockAggregate;
  * builds the node that takes its place: the same aggregate with the decision attached, whose exec
  * node runs the native window operator ({@link NativeOperatorSpec.Mode#WINDOW}, {@link
  * NativeOperatorSpec.Mode#LOCAL_WINDOW}) when native. Admitted so far: TUMBLE, HOP, CUMULATE and
- * SESSION (one phase, as Flink plans it) over a TIMESTAMP(3) rowtime attribute, insert-only or
+ * SESSION (one phase, as Flink plans it) over a TIMESTAMP(3) or TIMESTAMP_LTZ(3) rowtime
+ * attribute (the latter aligned to the session time zone), insert-only or
  * changelog input; everything else stays on Flink with its reason in EXPLAIN.
  */
 public final class WindowRewrite {
@@ -202,8 +206,19 @@ public final class WindowRewrite {
                 && !planJson.contains("\"count_star_column\"")) {
             extra.append(",\"count_star_column\":").append(remapped.countStarColumn());
         }
+        // Flink's shift zone: the session time zone for TIMESTAMP_LTZ, none for TIMESTAMP.
+        String zone =
+                WindowTimeZone.json(
+                        windowing.getTimeAttributeType() instanceof LocalZonedTimestampType
+                                ? TableConfigUtils.getLocalTimeZone(config)
+                                : WindowTimeZone.utc());
         extra.append(",\"window\":")
-                .append(windowJson(windowing.getWindow(), NativeRewrite.position(columns, timeColumn), properties));
+                .append(
+                        windowJson(
+                                windowing.getWindow(),
+                                NativeRewrite.position(columns, timeColumn),
+                                properties,
+                                zone));
         planJson = planJson.substring(0, planJson.length() - 1) + extra + "}";
         String admission = ArrowAggregate.admit(planJson);
         if (!ArrowAggregate.isAdmitted(admission)) {
@@ -252,11 +267,11 @@ public final class WindowRewrite {
             return "processing-time windows are not supported yet";
         }
         LogicalType time = windowing.getTimeAttributeType();
-        if (!(time instanceof TimestampType) || ((TimestampType) time).getPrecision() > 3) {
+        if (!(time instanceof TimestampType || time instanceof LocalZonedTimestampType)
+                || ArrowTypes.precision(time) > 3) {
             return "time attribute of type "
                     + time.asSummaryString()
-                    + " (only TIMESTAMP(3) rowtime is supported yet; TIMESTAMP_LTZ windows shift"
-                    + " by the session time zone)";
+                    + " (only TIMESTAMP(3) and TIMESTAMP_LTZ(3) are supported)";
         }
         for (NamedWindowProperty p : properties) {
             if (!(p.getProperty() instanceof WindowStart
@@ -270,7 +285,7 @@ public final class WindowRewrite {
 
     /** The runtime's {@code window} plan field. */
     private static String windowJson(
-            WindowSpec window, int timeColumn, List<NamedWindowProperty> properties) {
+            WindowSpec window, int timeColumn, List<NamedWindowProperty> properties, String zone) {
         String kind;
         Duration size;
         Duration step = Duration.ZERO;
@@ -323,6 +338,8 @@ public final class WindowRewrite {
                 + timeColumn
                 + ",\"properties\":["
                 + String.join(",", names)
-                + "]}";
+                + "]"
+                + (zone == null ? "" : ",\"zone\":" + zone)
+                + "}";
     }
 }
