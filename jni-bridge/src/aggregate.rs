@@ -53,6 +53,12 @@ pub fn advance(handle: u64, watermark: i64) -> BridgeResult<bool> {
     OPERATORS.with(handle, |op| Ok(op.advance(watermark)))
 }
 
+/// When a window aggregate's earliest pending window fires (`i64::MAX`:
+/// none).
+pub fn next_fire_time(handle: u64) -> BridgeResult<i64> {
+    OPERATORS.with(handle, |op| Ok(op.next_fire_time()))
+}
+
 /// Rows a window aggregate dropped as late so far.
 pub fn late_dropped(handle: u64) -> BridgeResult<u64> {
     OPERATORS.with(handle, |op| Ok(op.late_dropped()))

@@ -383,6 +383,20 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_advance
     })
 }
 
+/// `static native long nextFireTime(long handle)`: the processing time (ms)
+/// a window aggregate's earliest pending window fires at, `Long.MAX_VALUE`
+/// when none is pending.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_nextFireTime<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, i64::MAX, |_| {
+        aggregate::next_fire_time(handle as u64)
+    })
+}
+
 /// `static native String failure(long handle)`: Flink's message when a
 /// function failed the query in the latest `process` or `flush`, or null.
 #[no_mangle]

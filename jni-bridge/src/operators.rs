@@ -77,11 +77,24 @@ impl NativeOperator {
         }
     }
 
-    /// Sets the processing time state TTL is judged by (windows have no TTL).
+    /// Sets the processing time: what state TTL is judged by (GROUP BY),
+    /// the time of the next rows (processing-time windows).
     pub fn set_time(&mut self, now_ms: i64) -> Result<()> {
         match self {
             NativeOperator::Group(op) => op.set_time(now_ms),
-            NativeOperator::Window(_) => Ok(()),
+            NativeOperator::Window(op) => {
+                op.set_time(now_ms);
+                Ok(())
+            }
+        }
+    }
+
+    /// When a window aggregate's earliest pending window fires (`i64::MAX`:
+    /// none, or a GROUP BY aggregate).
+    pub fn next_fire_time(&self) -> i64 {
+        match self {
+            NativeOperator::Window(op) => op.next_fire_time().unwrap_or(i64::MAX),
+            NativeOperator::Group(_) => i64::MAX,
         }
     }
 

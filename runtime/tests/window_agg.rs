@@ -32,6 +32,7 @@ fn window(kind: WindowKind, size_ms: i64, step_ms: i64, time_column: usize) -> W
         time_column,
         properties: vec![WindowProperty::WindowStart, WindowProperty::WindowEnd],
         zone: None,
+        processing_time: false,
     }
 }
 
@@ -202,6 +203,41 @@ fn shifted_windows_are_cut_in_local_time_and_fire_at_their_instant() {
     global.process(&local.flush().unwrap().unwrap()).unwrap();
     assert_eq!(advance(&mut global, H / 2 - 1), [first]);
     assert_eq!(advance(&mut global, i64::MAX), [second]);
+}
+
+#[test]
+fn processing_time_windows_take_the_clock_and_never_drop_rows() {
+    // HOP(4 s, 2 s) over the processing time: the rows' time column is
+    // ignored (here it says 0), each batch takes the clock set before it.
+    let mut plan = single(WindowKind::Hop, 4000, 2000);
+    plan.window.as_mut().unwrap().processing_time = true;
+    let mut op = WindowAggOperator::new(plan).unwrap();
+    assert_eq!(op.next_fire_time(), None);
+    op.set_time(1500);
+    op.process(&rows(&["a", "b"], &[1, 2], &[0, 0])).unwrap();
+    assert_eq!(
+        op.next_fire_time(),
+        Some(1999),
+        "slice [0, 2000) fires at 1999"
+    );
+    assert_eq!(
+        advance(&mut op, 1999),
+        ["a|1|1|1|-2000|2000", "b|1|2|2|-2000|2000"]
+    );
+    op.set_time(2500);
+    op.process(&rows(&["a"], &[4], &[0])).unwrap();
+    assert_eq!(advance(&mut op, 3999), ["a|2|5|4|0|4000", "b|1|2|2|0|4000"]);
+    op.set_time(4500);
+    op.process(&rows(&["a"], &[8], &[0])).unwrap();
+    assert_eq!(op.late_dropped(), 0);
+    assert_eq!(op.next_fire_time(), Some(5999));
+    assert_eq!(advance(&mut op, 5998), Vec::<String>::new());
+    assert_eq!(advance(&mut op, 5999), ["a|2|12|8|2000|6000"]);
+    // A processing-time plan is single phase only.
+    let mut local = two_phase(&single(WindowKind::Hop, 4000, 2000)).0;
+    local.window.as_mut().unwrap().processing_time = true;
+    let err = WindowAggOperator::new(local).unwrap_err().to_string();
+    assert!(err.contains("one phase only"), "{err}");
 }
 
 #[test]

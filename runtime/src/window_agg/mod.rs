@@ -84,8 +84,12 @@ pub struct WindowAggOperator {
     refs: GroupRefs,
     /// Indexed by slot.
     accs: Vec<Box<dyn GroupAccumulator>>,
-    /// The event-time progress: the last advancing watermark.
+    /// The progress: the last advancing watermark (event time) or the
+    /// processing time of the last timer (processing time).
     watermark: i64,
+    /// Processing-time windows: the processing time of the rows the next
+    /// `process` takes (`set_time`).
+    now: i64,
     /// Rows (partial rows in the global phase) dropped as late.
     late_dropped: u64,
     /// Local phase: the earliest slice end the partials hold.
@@ -185,6 +189,7 @@ impl WindowAggOperator {
             specializations: admitted.specializations,
             accs,
             watermark: i64::MIN,
+            now: i64::MIN,
             late_dropped: 0,
             min_slice: None,
             key_arrow,
@@ -220,6 +225,28 @@ impl WindowAggOperator {
     /// took (`i64::MIN` before the first).
     pub fn watermark(&self) -> i64 {
         self.watermark
+    }
+
+    /// Processing-time windows: the processing time (epoch ms) the rows of
+    /// the next [`process`](Self::process) arrived at. Event-time windows
+    /// ignore it.
+    pub fn set_time(&mut self, now_ms: i64) {
+        self.now = now_ms;
+    }
+
+    /// The instant the earliest pending window fires at (its local end - 1),
+    /// if any window is pending: when a processing-time operator next needs
+    /// to [`advance`](Self::advance). It can be early (a session that grew
+    /// since), never late.
+    pub fn next_fire_time(&self) -> Option<i64> {
+        let earliest = match (self.plan.phase, self.spec) {
+            (Phase::Local, _) => return None,
+            (_, None) => self.sessions.first_timer(),
+            _ => self.timers.first_end(),
+        };
+        earliest
+            .filter(|&end| end != i64::MAX)
+            .map(|end| self.window.trigger_time(end))
     }
 
     /// Rows dropped as late so far (Flink's `numLateRecordsDropped`).
@@ -330,6 +357,10 @@ impl WindowAggOperator {
     /// (shifted to the plan's zone, if any), global phase its `$slice_end`.
     /// A NULL rowtime is Flink's error.
     fn times(&self, batch: &RecordBatch) -> Result<Vec<i64>> {
+        if self.window.processing_time {
+            let now = shift_all(self.window.zone.as_ref(), &[self.now])[0];
+            return Ok(vec![now; batch.num_rows()]);
+        }
         let index = self.window.time_column;
         if index >= batch.num_columns() {
             return Err(AggError::Input(format!(
@@ -363,7 +394,7 @@ impl WindowAggOperator {
     /// Each row's slice end, and whether it arrived after its slice fired.
     fn slices_of(&self, spec: WindowSpec, batch: &RecordBatch) -> Result<Vec<(i64, bool)>> {
         let local = self.plan.phase == Phase::Local;
-        let late = |slice: i64| !local && self.window.is_fired(slice, self.watermark);
+        let late = |slice: i64| self.is_late(slice) && !local;
         let times = self.times(batch)?;
         Ok(match self.plan.phase {
             Phase::Global => times.iter().map(|&s| (s, late(s))).collect(),
@@ -405,9 +436,20 @@ impl WindowAggOperator {
         Ok((kept, slices))
     }
 
+    /// Whether a row whose slice (session) ends at `end` arrives after it
+    /// fired; processing-time rows never do.
+    fn is_late(&self, end: i64) -> bool {
+        !self.window.processing_time && self.window.is_fired(end, self.watermark)
+    }
+
     /// The first window of slice `slice` that has not fired: the window a
-    /// row of the slice needs a timer for.
+    /// row of the slice needs a timer for. A processing-time row's slice is
+    /// its first window even when the clock reached it (Flink registers
+    /// its timer, which fires at once).
     fn first_unfired(&self, spec: WindowSpec, slice: i64) -> i64 {
+        if self.window.processing_time {
+            return slice;
+        }
         let step = spec.slice_size();
         let mut end = slice;
         while self.window.is_fired(end, self.watermark) {

@@ -70,6 +70,12 @@ pub struct WindowPlan {
     /// the input are instants, slices and window bounds local times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone: Option<ZoneRules>,
+    /// Processing-time windows: a row's time is the processing time it
+    /// arrives at (the operator's clock, `set_time`), not a column; rows
+    /// are never late; windows fire as the clock passes them. Single phase
+    /// only, as Flink plans them.
+    #[serde(default)]
+    pub processing_time: bool,
 }
 
 impl WindowPlan {
@@ -132,6 +138,11 @@ impl WindowPlan {
         self.spec()?;
         if let Some(zone) = &self.zone {
             zone.validate()?;
+        }
+        if self.processing_time && plan.phase != Phase::Single {
+            return Err(AggError::Plan(
+                "processing-time windows run in one phase only (as Flink plans them)".into(),
+            ));
         }
         if plan.final_key.is_some() {
             return Err(AggError::Plan(
@@ -199,6 +210,7 @@ mod tests {
             time_column: 0,
             properties: vec![WindowProperty::WindowTime],
             zone,
+            processing_time: false,
         }
     }
 

@@ -168,7 +168,7 @@ impl WindowAggOperator {
         let first = sessions.partition_point(|s| s.end < start);
         let last = first + sessions[first..].partition_point(|s| s.start <= end);
         if first == last {
-            if self.window.is_fired(end, watermark) {
+            if !self.window.processing_time && self.window.is_fired(end, watermark) {
                 if sessions.is_empty() {
                     self.sessions.by_group.remove(&group);
                 }

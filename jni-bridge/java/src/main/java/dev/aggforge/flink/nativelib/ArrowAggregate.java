@@ -239,7 +239,21 @@ public final class ArrowAggregate implements AutoCloseable {
         }
     }
 
-    /** Sets the processing time (ms) state TTL is judged by; sweeps expired state. */
+    /** When the earliest pending window fires (see {@link NativeAggregate#nextFireTime}). */
+    public long nextFireTime() {
+        checkOpen();
+        long start = System.nanoTime();
+        try {
+            return NativeAggregate.nextFireTime(handle);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+    }
+
+    /**
+     * Sets the processing time (ms): state TTL is judged by it (GROUP BY; sweeps expired state),
+     * processing-time windows place the next rows at it.
+     */
     public void setTime(long nowMs) {
         checkOpen();
         long start = System.nanoTime();

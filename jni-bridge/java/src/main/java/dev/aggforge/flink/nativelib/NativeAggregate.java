@@ -125,8 +125,17 @@ public final class NativeAggregate {
      */
     public static native boolean advance(long handle, long watermark);
 
-    /** Sets the processing time (ms) the operator's state TTL is judged by. */
+    /**
+     * Sets the processing time (ms): what a GROUP BY aggregate's state TTL is judged by, and the
+     * time of the rows the next {@link #process} takes for processing-time windows.
+     */
     public static native void setTime(long handle, long nowMs);
+
+    /**
+     * The processing time (ms) a window aggregate's earliest pending window fires at ({@code
+     * Long.MAX_VALUE}: none pending); processing-time operators set a timer for it.
+     */
+    public static native long nextFireTime(long handle);
 
     /** Closes the operator; its handle is invalid afterwards. */
     public static native void close(long handle);

@@ -104,6 +104,8 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     private transient long windowWatermark = Long.MIN_VALUE;
     /** Window aggregates: each subtask's progress, restored as the minimum (as Flink's). */
     private transient ListState<Long> windowWatermarks;
+    /** Processing-time windows: the earliest timer set ({@code Long.MAX_VALUE}: none). */
+    private transient long windowTimerAt = Long.MAX_VALUE;
 
     /** An operator for {@code spec} whose output batches go to the sink {@code sinkFactory} makes. */
     protected NativeAggregateOperator(NativeOperatorSpec spec, BatchSink.Factory<OUT> sinkFactory) {
@@ -196,6 +198,7 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         super.initializeState(context);
         ensureNative();
         windowWatermark = Long.MIN_VALUE;
+        windowTimerAt = Long.MAX_VALUE;
         if (spec.mode().firesWindows()) {
             windowWatermarks =
                     context.getOperatorStateStore()
@@ -222,6 +225,8 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
             aggregate.restore(payloads.values().toArray(new byte[0][]));
         }
         publishMetrics(true);
+        // Restored windows fire by the processing-time timers set for them again.
+        scheduleWindowTimer();
     }
 
     /**
@@ -275,6 +280,43 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         emit(out);
         aggregate.throwIfFailed();
         publishMetrics(false);
+        scheduleWindowTimer();
+    }
+
+    /**
+     * Processing-time windows: sets a timer for the earliest pending window unless one is set
+     * no later (Flink sets one per window; timers left over from windows that fired find
+     * nothing due).
+     */
+    private void scheduleWindowTimer() {
+        if (!spec.mode().processingTime() || aggregate == null) {
+            return;
+        }
+        long next = aggregate.nextFireTime();
+        if (next == Long.MAX_VALUE || next >= windowTimerAt) {
+            return;
+        }
+        windowTimerAt = next;
+        getProcessingTimeService().registerTimer(next, this::onWindowTimer);
+    }
+
+    /**
+     * A processing-time timer: the rows that arrived before it are placed, then every window
+     * due at {@code time} fires (Flink's {@code onProcessingTime}, which advances the progress to
+     * the timer's time).
+     */
+    private void onWindowTimer(long time) {
+        if (aggregate == null) {
+            return;
+        }
+        if (time >= windowTimerAt) {
+            windowTimerAt = Long.MAX_VALUE;
+        }
+        handOver();
+        if (aggregate.advance(time)) {
+            finishBundleAndSink();
+        }
+        scheduleWindowTimer();
     }
 
     /** Sets the runtime's clock to the processing time (state TTL). */
@@ -347,7 +389,7 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
-        if (spec.mode().windowed() && aggregate != null) {
+        if (spec.mode().followsWatermarks() && aggregate != null) {
             // The rows before the watermark are judged late against the previous one; then the
             // flush fires the windows this one passed (a local phase: emits its partials once a
             // slice they hold could fire downstream), before the watermark is forwarded.

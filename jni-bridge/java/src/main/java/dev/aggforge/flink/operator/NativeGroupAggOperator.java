@@ -22,6 +22,8 @@ public final class NativeGroupAggOperator<OUT> extends NativeAggregateOperator<R
 
     private transient RowDataToArrow transposer;
     private transient MaxDelayTimer delay;
+    /** Processing-time windows: the processing time (ms) the pending rows arrived at. */
+    private transient long arrivedAt;
 
     /** An operator for {@code spec} whose output goes to the sink {@code sinkFactory} makes. */
     public NativeGroupAggOperator(NativeOperatorSpec spec, BatchSink.Factory<OUT> sinkFactory) {
@@ -52,6 +54,14 @@ public final class NativeGroupAggOperator<OUT> extends NativeAggregateOperator<R
 
     @Override
     public void processElement(StreamRecord<RowData> element) throws Exception {
+        if (spec.mode().processingTime()) {
+            // A batch holds the rows of one millisecond: the runtime places them all at it.
+            long now = getProcessingTimeService().getCurrentProcessingTime();
+            if (now != arrivedAt && transposer.rowCount() > 0) {
+                handOver();
+            }
+            arrivedAt = now;
+        }
         transposer.append(element.getValue());
         if (spec.mode().bundled()) {
             bundleCount++;
@@ -75,7 +85,11 @@ public final class NativeGroupAggOperator<OUT> extends NativeAggregateOperator<R
         if (rows == 0) {
             return;
         }
-        tick();
+        if (spec.mode().processingTime()) {
+            aggregate.setTime(arrivedAt);
+        } else {
+            tick();
+        }
         VectorSchemaRoot out;
         try {
             out = aggregate.process(transposer.finish());

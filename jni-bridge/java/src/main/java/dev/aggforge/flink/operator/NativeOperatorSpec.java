@@ -33,7 +33,12 @@ public final class NativeOperatorSpec implements Serializable {
          */
         WINDOW,
         /** Window aggregate, local phase (LocalSlicingWindowAggOperator): per-slice partials. */
-        LOCAL_WINDOW;
+        LOCAL_WINDOW,
+        /**
+         * Window aggregate over processing time, single phase (WindowAggOperator): places each row
+         * at the processing time it arrives at, fires the windows processing-time timers pass.
+         */
+        PROCTIME_WINDOW;
 
         /** Whether rows are collected in bundles that are flushed as a whole. */
         public boolean bundled() {
@@ -50,9 +55,19 @@ public final class NativeOperatorSpec implements Serializable {
             return this == WINDOW;
         }
 
-        /** Whether the operator is a window aggregate (any phase). */
+        /** Whether the operator is a window aggregate (any phase, any time). */
         public boolean windowed() {
+            return this == WINDOW || this == LOCAL_WINDOW || this == PROCTIME_WINDOW;
+        }
+
+        /** Whether the operator is a window aggregate that watermarks move (event time). */
+        public boolean followsWatermarks() {
             return this == WINDOW || this == LOCAL_WINDOW;
+        }
+
+        /** Whether the operator's windows are in processing time. */
+        public boolean processingTime() {
+            return this == PROCTIME_WINDOW;
         }
     }
 

@@ -53,10 +53,11 @@ import dev.aggforge.flink.planner.describe.StockAggregate;
  * WindowAggregate}, or the {@code LocalWindowAggregate} / {@code GlobalWindowAggregate} pair) and
  * builds the node that takes its place: the same aggregate with the decision attached, whose exec
  * node runs the native window operator ({@link NativeOperatorSpec.Mode#WINDOW}, {@link
- * NativeOperatorSpec.Mode#LOCAL_WINDOW}) when native. Admitted so far: TUMBLE, HOP, CUMULATE and
- * SESSION (one phase, as Flink plans it) over a TIMESTAMP(3) or TIMESTAMP_LTZ(3) rowtime
- * attribute (the latter aligned to the session time zone), insert-only or
- * changelog input; everything else stays on Flink with its reason in EXPLAIN.
+ * NativeOperatorSpec.Mode#LOCAL_WINDOW}, {@link NativeOperatorSpec.Mode#PROCTIME_WINDOW}) when
+ * native. Admitted so far: TUMBLE, HOP, CUMULATE and SESSION (one phase, as Flink plans it) over a
+ * TIMESTAMP(3) or TIMESTAMP_LTZ(3) rowtime attribute (the latter aligned to the session time zone)
+ * or over processing time (one phase), insert-only or changelog input; everything else stays on
+ * Flink with its reason in EXPLAIN.
  */
 public final class WindowRewrite {
 
@@ -218,7 +219,8 @@ public final class WindowRewrite {
                                 windowing.getWindow(),
                                 NativeRewrite.position(columns, timeColumn),
                                 properties,
-                                zone));
+                                zone,
+                                !windowing.isRowtime()));
         planJson = planJson.substring(0, planJson.length() - 1) + extra + "}";
         String admission = ArrowAggregate.admit(planJson);
         if (!ArrowAggregate.isAdmitted(admission)) {
@@ -234,7 +236,11 @@ public final class WindowRewrite {
                         output,
                         columns,
                         withRowKind,
-                        local ? NativeOperatorSpec.Mode.LOCAL_WINDOW : NativeOperatorSpec.Mode.WINDOW,
+                        local
+                                ? NativeOperatorSpec.Mode.LOCAL_WINDOW
+                                : windowing.isRowtime()
+                                        ? NativeOperatorSpec.Mode.WINDOW
+                                        : NativeOperatorSpec.Mode.PROCTIME_WINDOW,
                         local ? LOCAL_FLUSH_ROWS : Long.MAX_VALUE,
                         batchSize,
                         0,
@@ -263,8 +269,8 @@ public final class WindowRewrite {
                 || window instanceof SessionWindowSpec)) {
             return window.getClass().getSimpleName() + " windows are not supported yet";
         }
-        if (!windowing.isRowtime()) {
-            return "processing-time windows are not supported yet";
+        if (!windowing.isRowtime() && phase != Phase.SINGLE) {
+            return "processing-time windows in two phases (Flink plans them in one)";
         }
         LogicalType time = windowing.getTimeAttributeType();
         if (!(time instanceof TimestampType || time instanceof LocalZonedTimestampType)
@@ -277,7 +283,11 @@ public final class WindowRewrite {
             if (!(p.getProperty() instanceof WindowStart
                     || p.getProperty() instanceof WindowEnd
                     || p.getProperty() instanceof RowtimeAttribute)) {
-                return "window property " + p.getName() + " is not supported";
+                return "window property "
+                        + p.getName()
+                        + " ("
+                        + p.getProperty().getClass().getSimpleName()
+                        + ") is not supported yet";
             }
         }
         return null;
@@ -285,7 +295,11 @@ public final class WindowRewrite {
 
     /** The runtime's {@code window} plan field. */
     private static String windowJson(
-            WindowSpec window, int timeColumn, List<NamedWindowProperty> properties, String zone) {
+            WindowSpec window,
+            int timeColumn,
+            List<NamedWindowProperty> properties,
+            String zone,
+            boolean processingTime) {
         String kind;
         Duration size;
         Duration step = Duration.ZERO;
@@ -340,6 +354,7 @@ public final class WindowRewrite {
                 + String.join(",", names)
                 + "]"
                 + (zone == null ? "" : ",\"zone\":" + zone)
+                + (processingTime ? ",\"processing_time\":true" : "")
                 + "}";
     }
 }
