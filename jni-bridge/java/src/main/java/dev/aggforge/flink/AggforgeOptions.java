@@ -47,9 +47,9 @@ public final class AggforgeOptions {
                             "Rows per Arrow batch a native aggregate operator hands to the runtime.");
 
     /**
-     * How long a row may wait in a partly filled batch of an immediate-mode operator before a
-     * processing-time timer hands the batch over (bundled modes follow the mini-batch latency
-     * instead). Zero turns the timer off: then rows leave on a full batch, a watermark, a
+     * How long a row may wait in a partly filled batch of an immediate-mode operator, or of the
+     * columnar exchange feeding a processing-time window aggregate, before a processing-time
+     * timer hands the batch over (bundled modes follow the mini-batch latency instead). Zero turns the timer off: then rows leave on a full batch, a watermark, a
      * checkpoint or end of input only.
      */
     public static final ConfigOption<Duration> MAX_DELAY =
@@ -58,7 +58,9 @@ public final class AggforgeOptions {
                     .defaultValue(Duration.ofMillis(100))
                     .withDescription(
                             "Longest time a row waits in a partly filled batch of an"
-                                    + " immediate-mode native aggregate (0 = no timer).");
+                                    + " immediate-mode native aggregate, or of the columnar"
+                                    + " exchange feeding a processing-time window (0 = no"
+                                    + " timer).");
 
     /**
      * Whether mini-batch (single phase) and two-phase aggregates run natively (on by default; a

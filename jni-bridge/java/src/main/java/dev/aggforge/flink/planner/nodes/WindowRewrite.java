@@ -243,7 +243,11 @@ public final class WindowRewrite {
                                         : NativeOperatorSpec.Mode.PROCTIME_WINDOW,
                         local ? LOCAL_FLUSH_ROWS : Long.MAX_VALUE,
                         batchSize,
-                        0,
+                        // No watermark moves rows on to a processing-time window: a columnar
+                        // exchange feeding one sends partly filled batches after the max delay.
+                        windowing.isRowtime()
+                                ? 0
+                                : config.get(AggforgeOptions.MAX_DELAY).toMillis(),
                         admission.substring("admitted: ".length())));
     }
 
