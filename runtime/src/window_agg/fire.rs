@@ -199,14 +199,17 @@ impl WindowAggOperator {
         }
         let (starts, ends) = bounds;
         for p in &self.window.properties {
-            let values: Vec<i64> = match p {
-                WindowProperty::WindowStart => starts.clone(),
-                WindowProperty::WindowEnd => ends.clone(),
-                WindowProperty::WindowTime => {
-                    ends.iter().map(|&e| self.window.window_time(e)).collect()
-                }
+            let values: TimestampMillisecondArray = match p {
+                WindowProperty::WindowStart => starts.clone().into(),
+                WindowProperty::WindowEnd => ends.clone().into(),
+                WindowProperty::WindowTime => ends
+                    .iter()
+                    .map(|&e| self.window.window_time(e))
+                    .collect::<Vec<_>>()
+                    .into(),
+                WindowProperty::ProcessingTime => TimestampMillisecondArray::new_null(n),
             };
-            columns.push(Arc::new(TimestampMillisecondArray::from(values)) as ArrayRef);
+            columns.push(Arc::new(values) as ArrayRef);
         }
         columns.push(Arc::new(Int8Array::from(vec![0i8; n])));
         let batch = RecordBatch::try_new(self.schema.clone(), columns)?;

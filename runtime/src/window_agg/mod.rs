@@ -171,12 +171,13 @@ impl WindowAggOperator {
             fields.push(Field::new(SLICE_END_COLUMN, DataType::Int64, false));
         }
         for p in &window.properties {
-            let name = match p {
-                WindowProperty::WindowStart => "window_start",
-                WindowProperty::WindowEnd => "window_end",
-                WindowProperty::WindowTime => "window_time",
+            let (name, nullable) = match p {
+                WindowProperty::WindowStart => ("window_start", false),
+                WindowProperty::WindowEnd => ("window_end", false),
+                WindowProperty::WindowTime => ("window_time", false),
+                WindowProperty::ProcessingTime => ("window_time", true),
             };
-            fields.push(Field::new(name, timestamp_type(), false));
+            fields.push(Field::new(name, timestamp_type(), nullable));
         }
         fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
         Ok(WindowAggOperator {

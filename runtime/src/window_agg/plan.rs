@@ -21,6 +21,11 @@ pub enum WindowProperty {
     WindowEnd,
     /// `window_time` of an event-time window: `window_end - 1`.
     WindowTime,
+    /// `window_time` of a processing-time window: NULL here, as in Flink's
+    /// window operator (a later projection materializes the processing
+    /// time).
+    #[serde(rename = "proctime")]
+    ProcessingTime,
 }
 
 /// The window table function of a window aggregate.

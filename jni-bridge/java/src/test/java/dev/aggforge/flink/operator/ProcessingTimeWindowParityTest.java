@@ -65,9 +65,9 @@ class ProcessingTimeWindowParityTest {
             })
     void nativeEmitsStockWindows(String window, String zone, int maxStepMs) throws Exception {
         String sql =
-                "SELECT k, window_start, window_end, COUNT(*), SUM(v), MAX(v) FROM TABLE("
+                "SELECT k, window_start, window_end, window_time, COUNT(*), SUM(v), MAX(v) FROM TABLE("
                         + window
-                        + ") GROUP BY k, window_start, window_end";
+                        + ") GROUP BY k, window_start, window_end, window_time";
         OneInputTransformation<RowData, RowData> stock = windowOperator(false, sql, zone);
         OneInputTransformation<RowData, RowData> aggforge = windowOperator(true, sql, zone);
         assertTrue(

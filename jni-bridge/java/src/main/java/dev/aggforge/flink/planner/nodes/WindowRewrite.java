@@ -26,6 +26,7 @@ import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
 import org.apache.flink.table.planner.utils.TableConfigUtils;
 import org.apache.flink.table.runtime.groupwindow.NamedWindowProperty;
+import org.apache.flink.table.runtime.groupwindow.ProctimeAttribute;
 import org.apache.flink.table.runtime.groupwindow.RowtimeAttribute;
 import org.apache.flink.table.runtime.groupwindow.WindowEnd;
 import org.apache.flink.table.runtime.groupwindow.WindowStart;
@@ -286,7 +287,8 @@ public final class WindowRewrite {
         for (NamedWindowProperty p : properties) {
             if (!(p.getProperty() instanceof WindowStart
                     || p.getProperty() instanceof WindowEnd
-                    || p.getProperty() instanceof RowtimeAttribute)) {
+                    || p.getProperty() instanceof RowtimeAttribute
+                    || p.getProperty() instanceof ProctimeAttribute)) {
                 return "window property "
                         + p.getName()
                         + " ("
@@ -338,6 +340,9 @@ public final class WindowRewrite {
                 names.add("\"window_start\"");
             } else if (p.getProperty() instanceof WindowEnd) {
                 names.add("\"window_end\"");
+            } else if (p.getProperty() instanceof ProctimeAttribute) {
+                // Flink's window operator leaves it NULL; a projection materializes it later.
+                names.add("\"proctime\"");
             } else {
                 names.add("\"window_time\"");
             }
