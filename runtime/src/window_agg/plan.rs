@@ -144,6 +144,15 @@ impl WindowPlan {
         if let Some(zone) = &self.zone {
             zone.validate()?;
         }
+        if plan.phase != Phase::Single {
+            if let Some(c) = plan.calls.iter().position(|c| c.distinct) {
+                return Err(AggError::Plan(format!(
+                    "call {c} ({} DISTINCT): DISTINCT in a two-phase window aggregate (its \
+                     partials carry Flink's distinct views) is not supported yet",
+                    plan.calls[c].function
+                )));
+            }
+        }
         if self.processing_time && plan.phase != Phase::Single {
             return Err(AggError::Plan(
                 "processing-time windows run in one phase only (as Flink plans them)".into(),
@@ -153,12 +162,6 @@ impl WindowPlan {
             return Err(AggError::Plan(
                 "a window aggregate cannot be an incremental aggregate (final_key)".into(),
             ));
-        }
-        if let Some(c) = plan.calls.iter().position(|c| c.distinct) {
-            return Err(AggError::Plan(format!(
-                "call {c} ({} DISTINCT): DISTINCT in window aggregates is not supported yet",
-                plan.calls[c].function
-            )));
         }
         if self.kind == WindowKind::Session {
             if plan.phase != Phase::Single {

@@ -213,6 +213,56 @@ class WindowParityTest {
         assertWindowParity(options(phase, parallelism), phase, sql, EVENTS);
     }
 
+    static Stream<Arguments> onePhaseCases() {
+        return cases().filter(c -> c.get()[1].equals("ONE_PHASE"));
+    }
+
+    /**
+     * DISTINCT calls, one phase: per slice distinct views, merged across slices. HOP counts only
+     * (Flink's HOP merges distinct views by retraction, which its SUM and MAX cannot do).
+     */
+    @ParameterizedTest(name = "{0} {1} p={2}")
+    @MethodSource("onePhaseCases")
+    void distinctCalls(String window, String phase, int parallelism) throws Exception {
+        String calls =
+                window.startsWith("HOP")
+                        ? "COUNT(DISTINCT v) AS cd, COUNT(DISTINCT d) AS cdd"
+                        : "COUNT(DISTINCT v) AS cd, SUM(DISTINCT v) AS sd, MAX(DISTINCT d) AS xd";
+        String sql =
+                "SELECT k, window_start, window_end, "
+                        + calls
+                        + ", COUNT(*) AS c FROM TABLE("
+                        + window
+                        + ") GROUP BY k, window_start, window_end";
+        assertWindowParity(options(phase, parallelism), phase, sql, input(window));
+    }
+
+    /** DISTINCT over SESSION windows: merging sessions merges their distinct views. */
+    @Test
+    void distinctOverSessions() throws Exception {
+        String sql =
+                "SELECT k, window_start, window_end, COUNT(DISTINCT v), COUNT(DISTINCT d), COUNT(*)"
+                        + " FROM TABLE(SESSION(TABLE events PARTITION BY k, DESCRIPTOR(ts),"
+                        + " INTERVAL '2' SECOND)) GROUP BY k, window_start, window_end";
+        assertWindowParity(options("ONE_PHASE", 2), "ONE_PHASE", sql, EVENTS);
+    }
+
+    /** Two-phase DISTINCT stays on Flink, both phases, with the reason in EXPLAIN. */
+    @Test
+    void twoPhaseDistinctStaysOnFlink() throws Exception {
+        String sql =
+                "SELECT k, window_start, window_end, COUNT(DISTINCT v) FROM TABLE("
+                        + "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)"
+                        + ") GROUP BY k, window_start, window_end";
+        String plan =
+                SqlHarness.explain(
+                        NativeParity.withAggforge(options("TWO_PHASE", 2)), sql, EVENTS);
+        assertTrue(plan.contains("LocalWindowAggregate("), plan);
+        assertTrue(!plan.contains("AggforgeLocalWindowAggregate("), plan);
+        assertTrue(!plan.contains("AggforgeGlobalWindowAggregate("), plan);
+        assertTrue(plan.contains("DISTINCT in a two-phase window aggregate"), plan);
+    }
+
     /** SESSION windows per key: Flink plans them in one phase whatever the strategy says. */
     @ParameterizedTest(name = "{0} p={1}")
     @MethodSource("phases")
