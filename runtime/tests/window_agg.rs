@@ -190,12 +190,12 @@ fn shifted_windows_are_cut_in_local_time_and_fire_at_their_instant() {
     let mut op = WindowAggOperator::new(plan).unwrap();
     op.process(&input).unwrap();
     assert_eq!(advance(&mut op, H / 2 - 2), Vec::<String>::new());
-    assert_eq!(advance(&mut op, H / 2 - 1), [first.clone()]);
+    assert_eq!(advance(&mut op, H / 2 - 1), std::slice::from_ref(&first));
     // Late against the fired local window [05:00, 06:00).
     op.process(&rows(&["a"], &[8], &[H / 2 - 10])).unwrap();
     assert_eq!(op.late_dropped(), 1);
     let second = format!("a|1|4|4|{}|{}|{}", 6 * H, 7 * H, 3 * H / 2 - 1);
-    assert_eq!(advance(&mut op, i64::MAX), [second.clone()]);
+    assert_eq!(advance(&mut op, i64::MAX), std::slice::from_ref(&second));
 
     let mut local = WindowAggOperator::new(local).unwrap();
     let mut global = WindowAggOperator::new(global).unwrap();
