@@ -9,6 +9,8 @@
 //! `ZoneRules`, as a list of offset transitions), so the conversions are
 //! Java's, including its choices in DST gaps and overlaps.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AggError, Result};
@@ -170,10 +172,10 @@ impl ZoneRules {
 }
 
 /// Converts times to local time when windows are shifted (`zone` is
-/// `Some`), keeping them as they are otherwise.
-pub fn shift_all(zone: Option<&ZoneRules>, times: &[i64]) -> Vec<i64> {
+/// `Some`), borrowing them as they are otherwise.
+pub fn shift_all<'a>(zone: Option<&ZoneRules>, times: &'a [i64]) -> Cow<'a, [i64]> {
     match zone {
-        None => times.to_vec(),
+        None => Cow::Borrowed(times),
         Some(z) if z.transitions.is_empty() => {
             let offset = i64::from(z.initial_offset_s) * 1000;
             times
@@ -272,7 +274,7 @@ mod tests {
         );
         assert_eq!(z.to_local(i64::MAX), i64::MAX);
         assert_eq!(z.to_epoch(i64::MAX), i64::MAX);
-        assert_eq!(shift_all(None, &[5]), vec![5]);
+        assert_eq!(shift_all(None, &[5]), Cow::Borrowed(&[5][..]));
     }
 
     #[test]

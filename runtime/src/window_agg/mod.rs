@@ -23,6 +23,7 @@ mod plan;
 mod session;
 mod slots;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -357,10 +358,14 @@ impl WindowAggOperator {
     /// Each row's time: single and local phase its rowtime in local time
     /// (shifted to the plan's zone, if any), global phase its `$slice_end`.
     /// A NULL rowtime is Flink's error.
-    fn times(&self, batch: &RecordBatch) -> Result<Vec<i64>> {
+    fn times<'a>(&self, batch: &'a RecordBatch) -> Result<Cow<'a, [i64]>> {
         if self.window.processing_time {
-            let now = shift_all(self.window.zone.as_ref(), &[self.now])[0];
-            return Ok(vec![now; batch.num_rows()]);
+            let now = self
+                .window
+                .zone
+                .as_ref()
+                .map_or(self.now, |z| z.to_local(self.now));
+            return Ok(Cow::Owned(vec![now; batch.num_rows()]));
         }
         let index = self.window.time_column;
         if index >= batch.num_columns() {
@@ -375,7 +380,7 @@ impl WindowAggOperator {
         }
         match (self.plan.phase, column.data_type()) {
             (Phase::Global, DataType::Int64) => {
-                Ok(column.as_primitive::<Int64Type>().values().to_vec())
+                Ok(Cow::Borrowed(column.as_primitive::<Int64Type>().values()))
             }
             (Phase::Single | Phase::Local, DataType::Timestamp(TimeUnit::Millisecond, _)) => {
                 let instants = column.as_primitive::<TimestampMillisecondType>().values();
@@ -395,7 +400,7 @@ impl WindowAggOperator {
     /// Each row's slice end, and whether it arrived after its slice fired.
     fn slices_of(&self, spec: WindowSpec, batch: &RecordBatch) -> Result<Vec<(i64, bool)>> {
         let local = self.plan.phase == Phase::Local;
-        let late = |slice: i64| self.is_late(slice) && !local;
+        let late = |slice: i64| !local && self.window.is_late(slice, self.watermark);
         let times = self.times(batch)?;
         Ok(match self.plan.phase {
             Phase::Global => times.iter().map(|&s| (s, late(s))).collect(),
@@ -435,12 +440,6 @@ impl WindowAggOperator {
             .filter_map(|(s, k)| k.then_some(s))
             .collect();
         Ok((kept, slices))
-    }
-
-    /// Whether a row whose slice (session) ends at `end` arrives after it
-    /// fired; processing-time rows never do.
-    fn is_late(&self, end: i64) -> bool {
-        !self.window.processing_time && self.window.is_fired(end, self.watermark)
     }
 
     /// The first window of slice `slice` that has not fired: the window a

@@ -112,6 +112,12 @@ impl WindowPlan {
         end != i64::MAX && progress >= self.trigger_time(end)
     }
 
+    /// Whether a row whose slice (session) ends at `end` arrives after it
+    /// fired at watermark `watermark`; processing-time rows never do.
+    pub fn is_late(&self, end: i64, watermark: i64) -> bool {
+        !self.processing_time && self.is_fired(end, watermark)
+    }
+
     /// The instant the window ending at `end` fires: its local `end - 1`.
     pub fn trigger_time(&self, end: i64) -> i64 {
         let last = end.wrapping_sub(1);

@@ -130,7 +130,7 @@ impl WindowAggOperator {
         self.table.intern(&input.keys, input.num_rows, &mut ids)?;
         let mut slots: Vec<Option<u32>> = Vec::with_capacity(ids.len());
         let mut merges: Vec<(usize, u32, Vec<u32>)> = Vec::new();
-        for (row, (&g, &ts)) in ids.iter().zip(&times).enumerate() {
+        for (row, (&g, &ts)) in ids.iter().zip(times.iter()).enumerate() {
             match self.place(g, ts, ts.wrapping_add(gap)) {
                 Placement::Late => {
                     self.late_dropped += 1;
@@ -168,7 +168,7 @@ impl WindowAggOperator {
         let first = sessions.partition_point(|s| s.end < start);
         let last = first + sessions[first..].partition_point(|s| s.start <= end);
         if first == last {
-            if !self.window.processing_time && self.window.is_fired(end, watermark) {
+            if self.window.is_late(end, watermark) {
                 if sessions.is_empty() {
                     self.sessions.by_group.remove(&group);
                 }
