@@ -25,6 +25,18 @@ pub enum WindowSpec {
         step: i64,
         offset: i64,
     },
+    /// Rows that carry their window already (Flink's `WindowedSliceAssigner`:
+    /// a window aggregate over the windows of another): a row's slice is
+    /// its `window_end`, and each window is that one slice. `size` and
+    /// `offset` are the attached windows' (TUMBLE/HOP size, CUMULATE
+    /// maximum size), `step` their slice size; `cumulative` says whether a
+    /// window starts at its CUMULATE period's start.
+    Windowed {
+        size: i64,
+        step: i64,
+        offset: i64,
+        cumulative: bool,
+    },
 }
 
 impl WindowSpec {
@@ -73,12 +85,28 @@ impl WindowSpec {
         })
     }
 
+    /// These windows as the input of a window aggregate over them
+    /// ([`WindowSpec::Windowed`]).
+    pub fn windowed(self) -> Self {
+        let (size, cumulative) = match self {
+            WindowSpec::Tumble { size, .. } | WindowSpec::Hop { size, .. } => (size, false),
+            WindowSpec::Cumulate { max_size, .. } => (max_size, true),
+            WindowSpec::Windowed { .. } => return self,
+        };
+        WindowSpec::Windowed {
+            size,
+            step: self.slice_size(),
+            offset: self.offset(),
+            cumulative,
+        }
+    }
+
     /// The length of a slice: the size, the slide or the step.
     pub fn slice_size(&self) -> i64 {
         match *self {
             WindowSpec::Tumble { size, .. } => size,
             WindowSpec::Hop { slide, .. } => slide,
-            WindowSpec::Cumulate { step, .. } => step,
+            WindowSpec::Cumulate { step, .. } | WindowSpec::Windowed { step, .. } => step,
         }
     }
 
@@ -86,12 +114,17 @@ impl WindowSpec {
         match *self {
             WindowSpec::Tumble { offset, .. }
             | WindowSpec::Hop { offset, .. }
-            | WindowSpec::Cumulate { offset, .. } => offset,
+            | WindowSpec::Cumulate { offset, .. }
+            | WindowSpec::Windowed { offset, .. } => offset,
         }
     }
 
-    /// The end of the slice a row at `timestamp` folds into.
+    /// The end of the slice a row at `timestamp` folds into (a windowed
+    /// row's `timestamp` is its window's end: its slice).
     pub fn slice_end(&self, timestamp: i64) -> i64 {
+        if let WindowSpec::Windowed { .. } = self {
+            return timestamp;
+        }
         let slice = self.slice_size();
         window_start_with_offset(timestamp, self.offset(), slice).wrapping_add(slice)
     }
@@ -99,12 +132,24 @@ impl WindowSpec {
     /// The start of the window ending at `window_end`.
     pub fn window_start(&self, window_end: i64) -> i64 {
         match *self {
-            WindowSpec::Tumble { size, .. } | WindowSpec::Hop { size, .. } => {
-                window_end.wrapping_sub(size)
-            }
+            WindowSpec::Tumble { size, .. }
+            | WindowSpec::Hop { size, .. }
+            | WindowSpec::Windowed {
+                size,
+                cumulative: false,
+                ..
+            } => window_end.wrapping_sub(size),
             WindowSpec::Cumulate {
-                max_size, offset, ..
-            } => window_start_with_offset(window_end.wrapping_sub(1), offset, max_size),
+                max_size: size,
+                offset,
+                ..
+            }
+            | WindowSpec::Windowed {
+                size,
+                offset,
+                cumulative: true,
+                ..
+            } => window_start_with_offset(window_end.wrapping_sub(1), offset, size),
         }
     }
 
@@ -112,7 +157,7 @@ impl WindowSpec {
     /// to: once it has fired, a row of that slice is dropped as late.
     pub fn last_window_end(&self, slice_end: i64) -> i64 {
         match *self {
-            WindowSpec::Tumble { .. } => slice_end,
+            WindowSpec::Tumble { .. } | WindowSpec::Windowed { .. } => slice_end,
             WindowSpec::Hop { size, slide, .. } => slice_end.wrapping_sub(slide).wrapping_add(size),
             WindowSpec::Cumulate { max_size, .. } => {
                 self.window_start(slice_end).wrapping_add(max_size)
@@ -137,7 +182,7 @@ impl WindowSpec {
     /// period's first slice (its running accumulator) on.
     pub fn slices_of(&self, window_end: i64) -> Vec<i64> {
         match *self {
-            WindowSpec::Tumble { .. } => vec![window_end],
+            WindowSpec::Tumble { .. } | WindowSpec::Windowed { .. } => vec![window_end],
             WindowSpec::Hop { size, slide, .. } => (0..size / slide)
                 .map(|i| window_end.wrapping_sub(i.wrapping_mul(slide)))
                 .collect(),
@@ -156,7 +201,7 @@ impl WindowSpec {
     /// CUMULATE step's slice once folded into the period's first slice).
     pub fn expired_slices(&self, window_end: i64) -> Vec<i64> {
         match *self {
-            WindowSpec::Tumble { .. } => vec![window_end],
+            WindowSpec::Tumble { .. } | WindowSpec::Windowed { .. } => vec![window_end],
             WindowSpec::Hop { size, slide, .. } => {
                 vec![window_end.wrapping_sub(size).wrapping_add(slide)]
             }
@@ -297,6 +342,7 @@ mod tests {
                 let period_start = ts - (ts - offset).rem_euclid(max_size);
                 ts < end && end <= period_start + max_size
             }
+            WindowSpec::Windowed { .. } => unreachable!("specs() makes no windowed spec"),
         };
         let low = ts - 30_000;
         let mut end = low + (offset - low).rem_euclid(step);
@@ -308,6 +354,23 @@ mod tests {
             end += step;
         }
         ends
+    }
+
+    #[test]
+    fn windowed_windows_are_their_own_slice_and_start_as_their_kind() {
+        let hop = WindowSpec::hop(3000, 1000, 0).unwrap().windowed();
+        assert_eq!(hop.slice_end(4000), 4000);
+        assert_eq!(hop.window_start(4000), 1000);
+        assert_eq!(hop.slices_of(4000), [4000]);
+        assert_eq!(hop.windows_of(4000), [4000]);
+        assert_eq!(hop.expired_slices(4000), [4000]);
+        assert_eq!(hop.last_window_end(4000), 4000);
+        let cumulate = WindowSpec::cumulate(3000, 1000, 0).unwrap();
+        assert_eq!(
+            cumulate.windowed().window_start(5000),
+            cumulate.window_start(5000)
+        );
+        assert_eq!(cumulate.windowed().window_start(5000), 3000);
     }
 
     proptest! {

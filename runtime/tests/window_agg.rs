@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use aggforge_runtime::plan::{AggPlan, Emission};
+use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::time_zone::ZoneRules;
 use aggforge_runtime::types::{Phase, SqlType};
 use aggforge_runtime::window_agg::{WindowAggOperator, WindowKind, WindowPlan, WindowProperty};
@@ -33,6 +33,7 @@ fn window(kind: WindowKind, size_ms: i64, step_ms: i64, time_column: usize) -> W
         properties: vec![WindowProperty::WindowStart, WindowProperty::WindowEnd],
         zone: None,
         processing_time: false,
+        attached: false,
     }
 }
 
@@ -59,9 +60,9 @@ fn two_phase(single: &AggPlan) -> (AggPlan, AggPlan) {
     let mut w = single.window.clone().unwrap();
     w.properties.clear();
     local.window = Some(w.clone());
-    // The global phase reads keys, partials, then `$slice_end`.
+    // The global phase reads keys, partials, DISTINCT views, then `$slice_end`.
     let partials: usize = global.calls.iter().map(|c| c.args.len()).sum();
-    w.time_column = 1 + partials;
+    w.time_column = 1 + partials + global.views.len();
     w.properties = single.window.as_ref().unwrap().properties.clone();
     global.window = Some(w);
     (local, global)
@@ -266,8 +267,7 @@ fn cumulate_emits_every_step_after_the_first_row() {
 /// Runs `chunks` (rows, then a watermark) through the single phase and
 /// through local + global, with a snapshot/restore of the global phase
 /// after every chunk; both give the same windows.
-fn single_equals_two_phase(kind: WindowKind, size_ms: i64, step_ms: i64) {
-    let plan = single(kind, size_ms, step_ms);
+fn single_equals_two_phase(plan: AggPlan) {
     let (local_plan, global_plan) = two_phase(&plan);
     let mut one = WindowAggOperator::new(plan).unwrap();
     let mut local = WindowAggOperator::new(local_plan).unwrap();
@@ -311,17 +311,77 @@ fn single_equals_two_phase(kind: WindowKind, size_ms: i64, step_ms: i64) {
 
 #[test]
 fn tumble_single_phase_equals_two_phase() {
-    single_equals_two_phase(WindowKind::Tumble, 5000, 0);
+    single_equals_two_phase(single(WindowKind::Tumble, 5000, 0));
 }
 
 #[test]
 fn hop_single_phase_equals_two_phase() {
-    single_equals_two_phase(WindowKind::Hop, 6000, 2000);
+    single_equals_two_phase(single(WindowKind::Hop, 6000, 2000));
 }
 
 #[test]
 fn cumulate_single_phase_equals_two_phase() {
-    single_equals_two_phase(WindowKind::Cumulate, 6000, 2000);
+    single_equals_two_phase(single(WindowKind::Cumulate, 6000, 2000));
+}
+
+/// `COUNT(*), COUNT(DISTINCT v), SUM(DISTINCT v), MAX(v)` per key and window.
+fn distinct(kind: WindowKind, size_ms: i64, step_ms: i64) -> AggPlan {
+    let bigint = SqlType::of("BIGINT");
+    let mut plan = single(kind, size_ms, step_ms);
+    let of = |function: &str| AggCall {
+        distinct: true,
+        ..call(function, Some((1, bigint)))
+    };
+    plan.calls = vec![
+        call("COUNT_STAR", None),
+        of("COUNT"),
+        of("SUM"),
+        call("MAX", Some((1, bigint))),
+    ];
+    plan
+}
+
+#[test]
+fn distinct_single_phase_equals_two_phase() {
+    single_equals_two_phase(distinct(WindowKind::Tumble, 5000, 0));
+    single_equals_two_phase(distinct(WindowKind::Hop, 6000, 2000));
+    single_equals_two_phase(distinct(WindowKind::Cumulate, 6000, 2000));
+}
+
+/// A window aggregate over rows that carry their window: the time column
+/// holds each row's `window_end` (cascaded window aggregates).
+fn attached(kind: WindowKind, size_ms: i64, step_ms: i64) -> AggPlan {
+    let mut plan = single(kind, size_ms, step_ms);
+    plan.window.as_mut().unwrap().attached = true;
+    plan
+}
+
+#[test]
+fn attached_windows_are_one_slice_each_and_start_as_their_kind() {
+    // HOP(3 s, 1 s): rows of the windows ending at 3 s and 4 s are not
+    // merged into each other's windows as sliced HOP rows would be.
+    let mut op = WindowAggOperator::new(attached(WindowKind::Hop, 3000, 1000)).unwrap();
+    op.process(&rows(&["a", "a", "a"], &[1, 2, 4], &[3000, 3000, 4000]))
+        .unwrap();
+    assert_eq!(advance(&mut op, 2999), ["a|2|3|2|0|3000"]);
+    // Late: its window has fired.
+    op.process(&rows(&["a"], &[100], &[3000])).unwrap();
+    assert_eq!(op.late_dropped(), 1);
+    assert_eq!(advance(&mut op, i64::MAX), ["a|1|4|4|1000|4000"]);
+    // CUMULATE(step 1 s, max 3 s): a window starts at its period's start.
+    let mut op = WindowAggOperator::new(attached(WindowKind::Cumulate, 3000, 1000)).unwrap();
+    op.process(&rows(&["a", "b"], &[1, 2], &[2000, 5000]))
+        .unwrap();
+    assert_eq!(
+        advance(&mut op, i64::MAX),
+        ["a|1|1|1|0|2000", "b|1|2|2|3000|5000"]
+    );
+}
+
+#[test]
+fn attached_single_phase_equals_two_phase() {
+    single_equals_two_phase(attached(WindowKind::Hop, 6000, 2000));
+    single_equals_two_phase(attached(WindowKind::Cumulate, 6000, 2000));
 }
 
 #[test]

@@ -40,7 +40,7 @@ mod stats;
 mod ttl;
 mod two_phase;
 mod view_order;
-mod views;
+pub(crate) mod views;
 
 use std::sync::Arc;
 

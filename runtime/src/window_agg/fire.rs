@@ -21,6 +21,7 @@ use arrow_select::filter::filter_record_batch;
 use super::slots::GroupRefs;
 use super::{WindowAggOperator, WindowProperty};
 use crate::error::Result;
+use crate::operator::views;
 use crate::window::WindowSpec;
 
 impl WindowAggOperator {
@@ -59,7 +60,7 @@ impl WindowAggOperator {
     fn fire(&mut self, spec: WindowSpec, end: i64, groups: &[u32]) -> Result<Option<RecordBatch>> {
         let mut scratch = Vec::new();
         let results: Vec<u32> = match spec {
-            WindowSpec::Tumble { .. } => groups
+            WindowSpec::Tumble { .. } | WindowSpec::Windowed { .. } => groups
                 .iter()
                 .map(|&g| self.slot_or_scratch(g, end, &mut scratch))
                 .collect(),
@@ -233,9 +234,17 @@ impl WindowAggOperator {
         let groups: Vec<u32> = rows.iter().map(|r| r.0).collect();
         let slots: Vec<u32> = rows.iter().map(|r| r.2).collect();
         let mut columns = self.table.keys(&groups)?;
-        for acc in &self.accs {
-            columns.extend(acc.partials(&slots)?);
+        // DISTINCT calls: the view's list leaves the call's partials for
+        // the view's column, after every call's.
+        let mut lists = vec![None; self.accs.len()];
+        for (c, acc) in self.accs.iter().enumerate() {
+            let mut partials = acc.partials(&slots)?;
+            if self.in_view[c] {
+                lists[c] = partials.pop();
+            }
+            columns.extend(partials);
         }
+        columns.extend(views::join_output(&self.plan, &self.views, lists)?);
         columns.push(Arc::new(Int64Array::from_iter_values(
             rows.iter().map(|r| r.1),
         )));
@@ -258,7 +267,7 @@ impl WindowAggOperator {
 /// the period.
 fn next_window(spec: WindowSpec, end: i64, non_empty: bool) -> Option<i64> {
     match spec {
-        WindowSpec::Tumble { .. } => None,
+        WindowSpec::Tumble { .. } | WindowSpec::Windowed { .. } => None,
         WindowSpec::Hop { slide, .. } => non_empty.then(|| end.wrapping_add(slide)),
         WindowSpec::Cumulate { max_size, step, .. } => {
             let next = end.wrapping_add(step);

@@ -37,6 +37,7 @@ use crate::error::{AggError, Result};
 use crate::group_table::GroupTable;
 use crate::memory::MemoryBudget;
 use crate::operator::input::{self, Input};
+use crate::operator::views::{self, ViewLayout};
 use crate::operator::{call_admissions, check_input_widths, count_star, create_accumulators};
 use crate::plan::{admit, arrow_type, AggCall, AggPlan};
 use crate::snapshot::SnapshotMeta;
@@ -98,6 +99,10 @@ pub struct WindowAggOperator {
     budget: MemoryBudget,
     key_arrow: Vec<DataType>,
     input_arrow: Vec<Vec<DataType>>,
+    /// The layouts of the plan's DISTINCT views (two-phase partials).
+    views: Vec<ViewLayout>,
+    /// By call: whether its DISTINCT view travels in a view column.
+    in_view: Vec<bool>,
     schema: SchemaRef,
     state_schema: SchemaRef,
     snapshot_meta: SnapshotMeta,
@@ -137,8 +142,13 @@ impl WindowAggOperator {
         let admissions = call_admissions(&plan, &admitted, &calls)?;
         let accs = create_accumulators(&plan, &admissions, &calls)?;
         let key_arrow: Vec<DataType> = plan.key_types.iter().map(arrow_type).collect();
+        let (views, in_view) = views::layouts(&plan, calls.len())?;
         let input_arrow: Vec<Vec<DataType>> = match plan.phase {
-            Phase::Global => accs.iter().map(|a| a.partial_types()).collect(),
+            Phase::Global => accs
+                .iter()
+                .zip(&in_view)
+                .map(|(a, &viewed)| views::own_partials(a.partial_types(), viewed))
+                .collect(),
             _ => calls
                 .iter()
                 .map(|c| c.arg_types.iter().map(arrow_type).collect())
@@ -161,7 +171,8 @@ impl WindowAggOperator {
         let mut fields = key_fields;
         for (c, acc) in accs.iter().enumerate() {
             if plan.phase == Phase::Local {
-                for (j, t) in acc.partial_types().into_iter().enumerate() {
+                let own = views::own_partials(acc.partial_types(), in_view[c]);
+                for (j, t) in own.into_iter().enumerate() {
                     fields.push(Field::new(format!("agg{c}_{j}"), t, true));
                 }
             } else if c < visible {
@@ -169,6 +180,9 @@ impl WindowAggOperator {
             }
         }
         if plan.phase == Phase::Local {
+            for (v, layout) in views.iter().enumerate() {
+                fields.push(Field::new(format!("view{v}"), layout.data_type(), true));
+            }
             fields.push(Field::new(SLICE_END_COLUMN, DataType::Int64, false));
         }
         for p in &window.properties {
@@ -196,6 +210,8 @@ impl WindowAggOperator {
             min_slice: None,
             key_arrow,
             input_arrow,
+            views,
+            in_view,
             schema: Arc::new(Schema::new(fields)),
             state_schema,
             snapshot_meta,
@@ -383,8 +399,10 @@ impl WindowAggOperator {
                 Ok(Cow::Borrowed(column.as_primitive::<Int64Type>().values()))
             }
             (Phase::Single | Phase::Local, DataType::Timestamp(TimeUnit::Millisecond, _)) => {
-                let instants = column.as_primitive::<TimestampMillisecondType>().values();
-                Ok(shift_all(self.window.zone.as_ref(), instants))
+                let times = column.as_primitive::<TimestampMillisecondType>().values();
+                // An attached window's end is a local time already.
+                let zone = self.window.zone.as_ref().filter(|_| !self.window.attached);
+                Ok(shift_all(zone, times))
             }
             (_, other) => Err(AggError::Input(format!(
                 "the window's time column {index} has type {other}, expected {}",
@@ -461,14 +479,19 @@ impl WindowAggOperator {
     fn read<'a>(&self, batch: &'a RecordBatch) -> Result<Input<'a>> {
         let args: Vec<Vec<usize>> = self.calls.iter().map(|c| c.args.clone()).collect();
         let filters: Vec<Option<usize>> = self.calls.iter().map(|c| c.filter).collect();
-        input::read(
+        let mut input = input::read(
             batch,
             &self.plan.key_columns,
             &self.key_arrow,
             (&args, &filters),
             &self.input_arrow,
             self.plan.input,
-        )
+        )?;
+        if self.plan.phase == Phase::Global {
+            // Each DISTINCT call's list, from its view's column.
+            views::split_input(&self.plan, &self.views, batch, &mut input)?;
+        }
+        Ok(input)
     }
 
     /// Reserves the bytes `new_slots` slots and the batch's values take.

@@ -81,12 +81,28 @@ pub struct WindowPlan {
     /// only, as Flink plans them.
     #[serde(default)]
     pub processing_time: bool,
+    /// The rows carry their window already (a window aggregate over the
+    /// windows of another, Flink's window-attached windowing): the time
+    /// column of the single and local phase is the rows' `window_end`
+    /// (local time, never shifted), and each window is one slice
+    /// ([`WindowSpec::Windowed`]). Event time only; not SESSION.
+    #[serde(default)]
+    pub attached: bool,
 }
 
 impl WindowPlan {
     /// The slice and window arithmetic of these windows; `None` for
     /// SESSION windows, which are not sliced.
     pub fn spec(&self) -> Result<Option<WindowSpec>> {
+        let spec = self.unattached_spec()?;
+        Ok(if self.attached {
+            spec.map(WindowSpec::windowed)
+        } else {
+            spec
+        })
+    }
+
+    fn unattached_spec(&self) -> Result<Option<WindowSpec>> {
         Ok(Some(match self.kind {
             WindowKind::Tumble => WindowSpec::tumble(self.size_ms, self.offset_ms)?,
             WindowKind::Hop => WindowSpec::hop(self.size_ms, self.step_ms, self.offset_ms)?,
@@ -151,13 +167,24 @@ impl WindowPlan {
             zone.validate()?;
         }
         if plan.phase != Phase::Single {
-            if let Some(c) = plan.calls.iter().position(|c| c.distinct) {
+            // The views travel in Flink's layout; merging them in Flink's
+            // order (its HashMap's) is wired into the group aggregate only.
+            if let Some(c) = plan
+                .calls
+                .iter()
+                .position(|c| c.distinct && order_sensitive(&c.function))
+            {
                 return Err(AggError::Plan(format!(
-                    "call {c} ({} DISTINCT): DISTINCT in a two-phase window aggregate (its \
-                     partials carry Flink's distinct views) is not supported yet",
+                    "call {c} ({} DISTINCT): an order-sensitive DISTINCT call in a two-phase \
+                     window aggregate is not supported yet",
                     plan.calls[c].function
                 )));
             }
+        }
+        if self.attached && (self.processing_time || self.kind == WindowKind::Session) {
+            return Err(AggError::Plan(
+                "attached windows are event-time TUMBLE, HOP or CUMULATE windows".into(),
+            ));
         }
         if self.processing_time && plan.phase != Phase::Single {
             return Err(AggError::Plan(
@@ -225,6 +252,7 @@ mod tests {
             properties: vec![WindowProperty::WindowTime],
             zone,
             processing_time: false,
+            attached: false,
         }
     }
 

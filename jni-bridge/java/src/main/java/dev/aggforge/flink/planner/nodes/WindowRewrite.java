@@ -14,6 +14,7 @@ import org.apache.flink.table.planner.plan.logical.SessionWindowSpec;
 import org.apache.flink.table.planner.plan.logical.SliceAttachedWindowingStrategy;
 import org.apache.flink.table.planner.plan.logical.TimeAttributeWindowingStrategy;
 import org.apache.flink.table.planner.plan.logical.TumblingWindowSpec;
+import org.apache.flink.table.planner.plan.logical.WindowAttachedWindowingStrategy;
 import org.apache.flink.table.planner.plan.logical.WindowSpec;
 import org.apache.flink.table.planner.plan.logical.WindowingStrategy;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
@@ -57,8 +58,9 @@ import dev.aggforge.flink.planner.describe.StockAggregate;
  * NativeOperatorSpec.Mode#LOCAL_WINDOW}, {@link NativeOperatorSpec.Mode#PROCTIME_WINDOW}) when
  * native. Admitted so far: TUMBLE, HOP, CUMULATE and SESSION (one phase, as Flink plans it) over a
  * TIMESTAMP(3) or TIMESTAMP_LTZ(3) rowtime attribute (the latter aligned to the session time zone)
- * or over processing time (one phase), insert-only or changelog input; everything else stays on
- * Flink with its reason in EXPLAIN.
+ * or over processing time (one phase), insert-only or changelog input, and TUMBLE, HOP and
+ * CUMULATE windows attached to their rows (a window aggregate over another's windows);
+ * everything else stays on Flink with its reason in EXPLAIN.
  */
 public final class WindowRewrite {
 
@@ -177,10 +179,15 @@ public final class WindowRewrite {
         if (unsupported != null) {
             return AggforgeDecision.stock(unsupported);
         }
+        // The column that places a row: its rowtime, its window's end (attached windows), or
+        // the local phase's $slice_end.
         int timeColumn =
-                phase == Phase.GLOBAL
-                        ? ((SliceAttachedWindowingStrategy) windowing).getSliceEnd()
-                        : ((TimeAttributeWindowingStrategy) windowing).getTimeAttributeIndex();
+                windowing instanceof WindowAttachedWindowingStrategy attached
+                        ? attached.getWindowEnd()
+                        : phase == Phase.GLOBAL
+                                ? ((SliceAttachedWindowingStrategy) windowing).getSliceEnd()
+                                : ((TimeAttributeWindowingStrategy) windowing)
+                                        .getTimeAttributeIndex();
         TreeSet<Integer> used = new TreeSet<>();
         for (int column : NativeRewrite.usedColumns(descriptor)) {
             used.add(column);
@@ -221,7 +228,8 @@ public final class WindowRewrite {
                                 NativeRewrite.position(columns, timeColumn),
                                 properties,
                                 zone,
-                                !windowing.isRowtime()));
+                                !windowing.isRowtime(),
+                                windowing instanceof WindowAttachedWindowingStrategy));
         planJson = planJson.substring(0, planJson.length() - 1) + extra + "}";
         String admission = ArrowAggregate.admit(planJson);
         if (!ArrowAggregate.isAdmitted(admission)) {
@@ -258,16 +266,24 @@ public final class WindowRewrite {
             WindowingStrategy windowing,
             List<NamedWindowProperty> properties,
             boolean needRetraction) {
+        boolean attached = windowing instanceof WindowAttachedWindowingStrategy;
         boolean expected =
-                phase == Phase.GLOBAL
-                        ? windowing instanceof SliceAttachedWindowingStrategy
-                        : windowing instanceof TimeAttributeWindowingStrategy;
+                attached
+                        || (phase == Phase.GLOBAL
+                                ? windowing instanceof SliceAttachedWindowingStrategy
+                                : windowing instanceof TimeAttributeWindowingStrategy);
         if (!expected) {
-            return "windows attached by a separate window table function ("
+            return "windowing strategy "
                     + windowing.getClass().getSimpleName()
-                    + ") are not supported yet";
+                    + " in the "
+                    + phase
+                    + " phase is not supported";
         }
         WindowSpec window = windowing.getWindow();
+        if (attached && (window instanceof SessionWindowSpec || !windowing.isRowtime())) {
+            return "SESSION or processing-time windows attached to their input rows"
+                    + " (a window aggregate over another's windows) are not supported yet";
+        }
         if (!(window instanceof TumblingWindowSpec
                 || window instanceof HoppingWindowSpec
                 || window instanceof CumulativeWindowSpec
@@ -305,7 +321,8 @@ public final class WindowRewrite {
             int timeColumn,
             List<NamedWindowProperty> properties,
             String zone,
-            boolean processingTime) {
+            boolean processingTime,
+            boolean attached) {
         String kind;
         Duration size;
         Duration step = Duration.ZERO;
@@ -364,6 +381,7 @@ public final class WindowRewrite {
                 + "]"
                 + (zone == null ? "" : ",\"zone\":" + zone)
                 + (processingTime ? ",\"processing_time\":true" : "")
+                + (attached ? ",\"attached\":true" : "")
                 + "}";
     }
 }
