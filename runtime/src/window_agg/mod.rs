@@ -96,6 +96,10 @@ pub struct WindowAggOperator {
     late_dropped: u64,
     /// Local phase: the earliest slice end the partials hold.
     min_slice: Option<i64>,
+    /// Local phase: the last watermark the flush gate took, and the next
+    /// one that opens it (`local_gate`).
+    local_watermark: i64,
+    next_trigger: i64,
     budget: MemoryBudget,
     key_arrow: Vec<DataType>,
     input_arrow: Vec<Vec<DataType>>,
@@ -208,6 +212,8 @@ impl WindowAggOperator {
             now: i64::MIN,
             late_dropped: 0,
             min_slice: None,
+            local_watermark: i64::MIN,
+            next_trigger: i64::MIN,
             key_arrow,
             input_arrow,
             views,
@@ -304,12 +310,44 @@ impl WindowAggOperator {
         if watermark > self.watermark {
             self.watermark = watermark;
         }
+        if let (Phase::Local, Some(spec)) = (self.plan.phase, self.spec) {
+            return self.local_gate(spec, watermark);
+        }
         let earliest = match (self.plan.phase, self.spec) {
             (Phase::Local, _) => self.min_slice,
             (_, None) => self.sessions.first_timer(),
             _ => self.timers.first_end(),
         };
         earliest.is_some_and(|end| self.window.is_fired(end, self.watermark))
+    }
+
+    /// The local phase's flush rule, Flink's LocalSlicingWindowAggOperator:
+    /// the buffer is looked at only when a rising watermark reaches the
+    /// next trigger watermark, and flushed then if its earliest slice has
+    /// fired. So late rows wait for the next slice boundary, as in Flink,
+    /// where the split of a slice's partials is observable (LISTAGG's
+    /// separator, the order of a DOUBLE sum). Where Flink's gate is not
+    /// aligned to the slices (`flush_gate_is_aligned`), and before the
+    /// first watermark (Flink starts at 0 and so drops pre-1970 partials),
+    /// the rule is eager instead: flush once the earliest slice fires.
+    fn local_gate(&mut self, spec: WindowSpec, watermark: i64) -> bool {
+        let due = self
+            .min_slice
+            .is_some_and(|end| self.window.is_fired(end, watermark));
+        if !self.window.flush_gate_is_aligned(spec.slice_size()) {
+            return due;
+        }
+        if watermark <= self.local_watermark {
+            return false;
+        }
+        self.local_watermark = watermark;
+        if watermark < self.next_trigger {
+            return false;
+        }
+        self.next_trigger = self
+            .window
+            .next_trigger_watermark(watermark, spec.slice_size());
+        due
     }
 
     /// Folds one input batch into its slices. Single and global phase: a

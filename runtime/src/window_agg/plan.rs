@@ -8,7 +8,7 @@ use crate::error::{AggError, Result};
 use crate::plan::AggPlan;
 use crate::time_zone::ZoneRules;
 use crate::types::{InputMode, Phase};
-use crate::window::WindowSpec;
+use crate::window::{window_start_with_offset, WindowSpec};
 
 /// A window column of the output (Flink's named window properties), in the
 /// order the plan lists them.
@@ -143,6 +143,44 @@ impl WindowPlan {
         }
     }
 
+    /// Flink's `getNextTriggerWatermark`: the first watermark after
+    /// `watermark` at which the local phase looks at its buffer again, the
+    /// end - 1 of the next `interval`-long span aligned to the epoch without
+    /// the windows' offset (in a zone with daylight saving, to local time).
+    pub fn next_trigger_watermark(&self, watermark: i64, interval: i64) -> i64 {
+        if watermark == i64::MAX {
+            return watermark;
+        }
+        let trigger = match self.zone.as_ref().filter(|z| z.daylight) {
+            Some(zone) => {
+                let start = window_start_with_offset(zone.to_local(watermark), 0, interval);
+                zone.timer_epoch(start.wrapping_add(interval).wrapping_sub(1))
+            }
+            None => window_start_with_offset(watermark, 0, interval)
+                .wrapping_add(interval)
+                .wrapping_sub(1),
+        };
+        if trigger > watermark {
+            trigger
+        } else {
+            trigger.wrapping_add(interval)
+        }
+    }
+
+    /// Whether the local phase's flush gate (`next_trigger_watermark`)
+    /// opens exactly at slice ends of `interval`: no offset, and a zone
+    /// with daylight saving (aligned in local time) or whose offsets are
+    /// all multiples of the interval. Otherwise Flink's gate opens late and
+    /// loses rows (FLINK-36664, FLINK-38075), which is not reproduced.
+    pub fn flush_gate_is_aligned(&self, interval: i64) -> bool {
+        let divides = |offset_s: i32| (i64::from(offset_s) * 1000) % interval == 0;
+        self.offset_ms == 0
+            && self.zone.as_ref().is_none_or(|z| {
+                z.daylight
+                    || (divides(z.initial_offset_s) && z.transitions.iter().all(|t| divides(t.2)))
+            })
+    }
+
     /// The `window_time` of the window ending at `end`: the instant of its
     /// local `end - 1`.
     pub fn window_time(&self, end: i64) -> i64 {
@@ -185,6 +223,18 @@ impl WindowPlan {
             return Err(AggError::Plan(
                 "attached windows are event-time TUMBLE, HOP or CUMULATE windows".into(),
             ));
+        }
+        if plan.phase != Phase::Single && self.kind == WindowKind::Cumulate {
+            // Flink's global buffer merges a late partial into its period's
+            // first slice in the order of its hash map, which an
+            // order-sensitive function would expose.
+            if let Some(c) = plan.calls.iter().position(|c| order_sensitive(&c.function)) {
+                return Err(AggError::Plan(format!(
+                    "call {c} ({}): two-phase CUMULATE merges late partials in Flink's hash-map \
+                     order, which this order-sensitive function would expose",
+                    plan.calls[c].function
+                )));
+            }
         }
         if self.processing_time && plan.phase != Phase::Single {
             return Err(AggError::Plan(
@@ -270,5 +320,27 @@ mod tests {
         assert!(plus_two.is_fired(end, 4999));
         assert!(!plus_two.is_fired(end, 4998));
         assert_eq!(plus_two.window_time(end), 4999);
+    }
+
+    #[test]
+    fn the_local_flush_gate_opens_at_each_epoch_aligned_boundary() {
+        let utc = tumble(None);
+        assert_eq!(utc.next_trigger_watermark(12_345, 10_000), 19_999);
+        assert_eq!(utc.next_trigger_watermark(19_999, 10_000), 29_999);
+        assert_eq!(utc.next_trigger_watermark(-1, 10_000), 9_999);
+        assert_eq!(utc.next_trigger_watermark(i64::MAX, 10_000), i64::MAX);
+        // A zone without daylight saving: epoch-aligned, as Flink (no shift).
+        let plus_two = tumble(Some(ZoneRules::fixed("+02:00", 7200)));
+        assert_eq!(plus_two.next_trigger_watermark(12_345, 10_000), 19_999);
+        assert!(plus_two.flush_gate_is_aligned(10_000));
+        // +05:30 and hour slices: Flink's gate opens half an hour late.
+        let kolkata = tumble(Some(ZoneRules::fixed("+05:30", 19_800)));
+        assert!(!kolkata.flush_gate_is_aligned(3_600_000));
+        assert!(kolkata.flush_gate_is_aligned(1_800_000));
+        let offset = WindowPlan {
+            offset_ms: 1000,
+            ..tumble(None)
+        };
+        assert!(!offset.flush_gate_is_aligned(10_000));
     }
 }
