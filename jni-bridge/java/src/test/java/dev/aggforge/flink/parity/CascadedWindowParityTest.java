@@ -3,8 +3,6 @@ package dev.aggforge.flink.parity;
 import static dev.aggforge.flink.parity.WindowParityTest.EVENTS;
 import static dev.aggforge.flink.parity.WindowParityTest.assertWindowParity;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -24,20 +22,10 @@ import dev.aggforge.flink.harness.RunOptions;
 class CascadedWindowParityTest {
 
     static Stream<Arguments> cases() {
-        List<Arguments> cases = new ArrayList<>();
-        String[] windows = {
-            "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
-            "HOP(TABLE events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)",
-            "CUMULATE(TABLE events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)",
-        };
-        for (String window : windows) {
-            for (String phase : new String[] {"ONE_PHASE", "TWO_PHASE"}) {
-                for (int parallelism : new int[] {1, 2}) {
-                    cases.add(Arguments.of(window, phase, parallelism));
-                }
-            }
-        }
-        return cases.stream();
+        return WindowParityTest.crossed(
+                "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
+                "HOP(TABLE events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)",
+                "CUMULATE(TABLE events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)");
     }
 
     /** Per-key windows rolled up per {@code MOD(k, 3)} (NULL keys make a NULL group). */

@@ -93,15 +93,7 @@ class WindowFunctionsParityTest {
     };
 
     static Stream<Arguments> cases() {
-        List<Arguments> cases = new ArrayList<>();
-        for (String window : WINDOWS) {
-            for (String phase : new String[] {"ONE_PHASE", "TWO_PHASE"}) {
-                for (int parallelism : new int[] {1, 2}) {
-                    cases.add(Arguments.of(window, phase, parallelism));
-                }
-            }
-        }
-        return cases.stream();
+        return WindowParityTest.crossed(WINDOWS);
     }
 
     /** Order-free calls over every type, with FILTER (DISTINCT too, HOP aside: see below). */

@@ -158,13 +158,16 @@ class WindowParityTest {
                     + " MIN(d) AS md, MAX(d) AS xd";
 
     static Stream<Arguments> cases() {
+        return crossed(
+                "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
+                "HOP(TABLE events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)",
+                "CUMULATE(TABLE events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)",
+                "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '13' SECOND)");
+    }
+
+    /** Each of {@code windows} one phase and two, at parallelism 1 and 2. */
+    static Stream<Arguments> crossed(String... windows) {
         List<Arguments> cases = new ArrayList<>();
-        String[] windows = {
-            "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
-            "HOP(TABLE events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)",
-            "CUMULATE(TABLE events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)",
-            "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '13' SECOND)"
-        };
         for (String window : windows) {
             for (String phase : new String[] {"ONE_PHASE", "TWO_PHASE"}) {
                 for (int parallelism : new int[] {1, 2}) {
