@@ -394,7 +394,7 @@ class JobBenchmarkTest {
     /**
      * Window aggregates over an event-time column: {@code bench.rows} rows 1 ms apart (about 33
      * minutes of event time), a watermark 1 s behind with Flink's default periodic emission (200
-     * ms), {@code bench.keys} keys; a 10 s TUMBLE, a 2 s / 10 s HOP and a 10 s / 1 min CUMULATE,
+     * ms; {@code bench.watermarkIntervalMs}), {@code bench.keys} keys; a 10 s TUMBLE, a 2 s / 10 s HOP and a 10 s / 1 min CUMULATE,
      * each with {@code MIN, MAX} over DATE, TIME, BOOLEAN and BIGINT and {@code COUNT, SUM, AVG}
      * over BIGINT and DECIMAL(20,3), one phase and two (no mini-batch: window aggregates use none).
      */
@@ -415,17 +415,19 @@ class JobBenchmarkTest {
             {"countsumavg-decimal", new DecimalType(20, 3), "COUNT(v0), SUM(v0), AVG(v0)"},
         };
         long start = 1_700_000_000_000L;
+        long watermarkIntervalMs = Long.getLong("bench.watermarkIntervalMs", 200L);
         for (Object[] call : calls) {
             InputTable t =
                     InputTable.events("e", rows, keys, nulls, 42, start, 1, (LogicalType) call[1])
-                            .withWatermarkInterval(200);
+                            .withWatermarkInterval(watermarkIntervalMs);
             String data =
                     String.format(
                             Locale.ROOT,
-                            "%,d rows 1 ms apart, %d keys, %.3f NULL, watermark 1 s behind",
+                            "%,d rows 1 ms apart, %d keys, %.3f NULL, watermark 1 s behind every %d ms",
                             rows,
                             keys,
-                            nulls);
+                            nulls,
+                            watermarkIntervalMs);
             for (String[] window : windows) {
                 String sql =
                         "SELECT k, window_start, window_end, "
