@@ -410,8 +410,9 @@ impl WindowAggOperator {
     }
 
     /// Each row's time: single and local phase its rowtime in local time
-    /// (shifted to the plan's zone, if any), global phase its `$slice_end`.
-    /// A NULL rowtime is Flink's error.
+    /// (shifted to the plan's zone, if any) or, for attached windows, its
+    /// window's end; global phase its `$slice_end`. A NULL rowtime is
+    /// Flink's error.
     fn times<'a>(&self, batch: &'a RecordBatch) -> Result<Cow<'a, [i64]>> {
         if self.window.processing_time {
             let now = self

@@ -18,7 +18,6 @@ import org.apache.flink.types.Row;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
@@ -27,8 +26,9 @@ import dev.aggforge.flink.harness.SqlHarness;
 /**
  * The registry's functions and types in window aggregates, as in GROUP BY: FILTER clauses,
  * STRING, DOUBLE (with NaN and -0.0), DECIMAL, BOOLEAN, TIME and TIMESTAMP extrema, DISTINCT with
- * FILTER, and the order-sensitive LISTAGG (and FIRST_VALUE / LAST_VALUE where Flink runs them),
- * over TUMBLE, HOP and CUMULATE, one phase and two; stock and native emit the same windows.
+ * FILTER, and the order-sensitive LISTAGG, over TUMBLE, HOP and CUMULATE, one phase and two;
+ * stock and native emit the same windows. (FIRST_VALUE and LAST_VALUE: {@code
+ * WindowFirstLastValueParityTest}, Flink 2.x only.)
  */
 class WindowFunctionsParityTest {
 
@@ -149,22 +149,7 @@ class WindowFunctionsParityTest {
         assertWindowParity(options(phase, parallelism), phase, sql, TYPED);
     }
 
-    /**
-     * FIRST_VALUE and LAST_VALUE: TUMBLE in one phase only, as stock Flink cannot merge them
-     * (HOP, CUMULATE and two phases fail in Flink's own planner: no merge method).
-     */
-    @ParameterizedTest(name = "p={0}")
-    @ValueSource(ints = {1, 2})
-    void firstAndLastValue(int parallelism) throws Exception {
-        String sql =
-                "SELECT k, window_start, window_end, FIRST_VALUE(v) AS fv, LAST_VALUE(s) AS lv,"
-                        + " FIRST_VALUE(m) AS fm, LAST_VALUE(x) AS lx, LAST_VALUE(t) AS lt FROM TABLE("
-                        + WINDOWS[0]
-                        + ") GROUP BY k, window_start, window_end";
-        assertWindowParity(options("ONE_PHASE", parallelism), "ONE_PHASE", sql, TYPED);
-    }
-
-    private static RunOptions options(String phase, int parallelism) {
+    static RunOptions options(String phase, int parallelism) {
         return RunOptions.defaults().withAggPhase(phase).withParallelism(parallelism);
     }
 }
