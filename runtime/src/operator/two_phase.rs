@@ -46,17 +46,9 @@ impl GroupAggOperator {
         }
         let n = order.len();
         let mut columns = self.table.keys(&order)?;
-        // DISTINCT calls: the view's list leaves the call's partial for
-        // the shared view column.
-        let mut lists = vec![None; self.accs.len()];
-        for (c, acc) in self.accs.iter().enumerate() {
-            let mut partials = acc.partials(&order)?;
-            if self.in_view[c] {
-                lists[c] = partials.pop();
-            }
-            columns.extend(partials);
-        }
-        let mut view_columns = views::join_output(&self.plan, &self.views, lists)?;
+        let (partials, mut view_columns) =
+            views::partials_with_views(&self.plan, &self.views, &self.accs, &self.in_view, &order)?;
+        columns.extend(partials);
         self.ordered
             .local_columns(&self.views, &mut view_columns, &order)?;
         columns.extend(view_columns);

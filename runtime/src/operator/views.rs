@@ -27,6 +27,7 @@ use arrow_select::take::take;
 use arrow_array::RecordBatch;
 
 use super::input::Input;
+use crate::accumulator::GroupAccumulator;
 use crate::error::{AggError, Result};
 use crate::kernel::multiset::{counted_list, read_counted_list};
 use crate::plan::{arrow_type, AggPlan};
@@ -106,9 +107,31 @@ pub(crate) fn split_input(
     Ok(())
 }
 
+/// Local phase: the partial columns of `groups` in Flink's layout, every
+/// call's own partials in call order, then the view columns (a DISTINCT
+/// call's view list leaves its partials for its view's column).
+pub(crate) fn partials_with_views(
+    plan: &AggPlan,
+    layouts: &[ViewLayout],
+    accs: &[Box<dyn GroupAccumulator>],
+    in_view: &[bool],
+    groups: &[u32],
+) -> Result<(Vec<ArrayRef>, Vec<ArrayRef>)> {
+    let mut own = Vec::new();
+    let mut lists = vec![None; accs.len()];
+    for (c, acc) in accs.iter().enumerate() {
+        let mut partials = acc.partials(groups)?;
+        if in_view[c] {
+            lists[c] = partials.pop();
+        }
+        own.extend(partials);
+    }
+    Ok((own, join_output(plan, layouts, lists)?))
+}
+
 /// Local phase: the view columns, in the plan's order, of the viewed
 /// calls' lists (`lists[c]` is call `c`'s).
-pub(crate) fn join_output(
+fn join_output(
     plan: &AggPlan,
     layouts: &[ViewLayout],
     mut lists: Vec<Option<ArrayRef>>,

@@ -234,17 +234,10 @@ impl WindowAggOperator {
         let groups: Vec<u32> = rows.iter().map(|r| r.0).collect();
         let slots: Vec<u32> = rows.iter().map(|r| r.2).collect();
         let mut columns = self.table.keys(&groups)?;
-        // DISTINCT calls: the view's list leaves the call's partials for
-        // the view's column, after every call's.
-        let mut lists = vec![None; self.accs.len()];
-        for (c, acc) in self.accs.iter().enumerate() {
-            let mut partials = acc.partials(&slots)?;
-            if self.in_view[c] {
-                lists[c] = partials.pop();
-            }
-            columns.extend(partials);
-        }
-        columns.extend(views::join_output(&self.plan, &self.views, lists)?);
+        let (partials, view_columns) =
+            views::partials_with_views(&self.plan, &self.views, &self.accs, &self.in_view, &slots)?;
+        columns.extend(partials);
+        columns.extend(view_columns);
         columns.push(Arc::new(Int64Array::from_iter_values(
             rows.iter().map(|r| r.1),
         )));

@@ -310,11 +310,10 @@ impl WindowAggOperator {
         if watermark > self.watermark {
             self.watermark = watermark;
         }
-        if let (Phase::Local, Some(spec)) = (self.plan.phase, self.spec) {
-            return self.local_gate(spec, watermark);
-        }
         let earliest = match (self.plan.phase, self.spec) {
-            (Phase::Local, _) => self.min_slice,
+            // A local phase always slices: SESSION plans are single-phase
+            // (WindowPlan::validate).
+            (Phase::Local, Some(spec)) => return self.local_gate(spec, watermark),
             (_, None) => self.sessions.first_timer(),
             _ => self.timers.first_end(),
         };

@@ -21,6 +21,7 @@ import org.apache.flink.table.data.conversion.RowRowConverter;
 import org.apache.flink.table.runtime.typeutils.ExternalTypeInfo;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.utils.TypeConversions;
+import org.apache.flink.table.api.ExplainDetail;
 import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.Table;
 import org.apache.flink.table.api.TableResult;
@@ -87,6 +88,11 @@ public final class SqlHarness {
     /** The EXPLAIN text of {@code sql} under {@code options}. */
     public static String explain(RunOptions options, String sql, InputTable... inputs) {
         return environment(options, inputs).explainSql(sql);
+    }
+
+    /** The JSON execution plan (the stream graph, with operator names) of {@code sql}. */
+    public static String executionPlan(RunOptions options, String sql, InputTable... inputs) {
+        return environment(options, inputs).explainSql(sql, ExplainDetail.JSON_EXECUTION_PLAN);
     }
 
     /**

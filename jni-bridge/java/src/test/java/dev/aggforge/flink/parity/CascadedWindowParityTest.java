@@ -2,6 +2,7 @@ package dev.aggforge.flink.parity;
 
 import static dev.aggforge.flink.parity.WindowParityTest.EVENTS;
 import static dev.aggforge.flink.parity.WindowParityTest.assertWindowParity;
+import static dev.aggforge.flink.parity.WindowParityTest.options;
 
 import java.util.stream.Stream;
 
@@ -10,7 +11,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import dev.aggforge.flink.harness.RunOptions;
 
 /**
  * Cascaded window aggregates: a window aggregate grouping by the {@code window_start} and {@code
@@ -53,9 +53,5 @@ class CascadedWindowParityTest {
                         + " INTERVAL '15' SECOND)) GROUP BY k, window_start, window_end)"
                         + " GROUP BY window_start, window_end";
         assertWindowParity(options("ONE_PHASE", 2), "ONE_PHASE", sql, EVENTS, 2);
-    }
-
-    private static RunOptions options(String phase, int parallelism) {
-        return RunOptions.defaults().withAggPhase(phase).withParallelism(parallelism);
     }
 }

@@ -1,6 +1,7 @@
 package dev.aggforge.flink.parity;
 
 import static dev.aggforge.flink.parity.WindowParityTest.assertWindowParity;
+import static dev.aggforge.flink.parity.WindowParityTest.options;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,7 +21,6 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.aggforge.flink.harness.InputTable;
-import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
 
 /**
@@ -66,10 +66,7 @@ class WindowFunctionsParityTest {
                                     ? null
                                     : LocalDateTime.ofEpochSecond(
                                             random.nextLong(0, 2_000_000_000L), 0, ZoneOffset.UTC),
-                            LocalDateTime.ofEpochSecond(
-                                    Math.floorDiv(ts, 1000),
-                                    (int) Math.floorMod(ts, 1000) * 1_000_000,
-                                    ZoneOffset.UTC)));
+                            WindowParityTest.timestamp(ts)));
         }
         return InputTable.of(
                 name,
@@ -147,9 +144,5 @@ class WindowFunctionsParityTest {
             return;
         }
         assertWindowParity(options(phase, parallelism), phase, sql, TYPED);
-    }
-
-    static RunOptions options(String phase, int parallelism) {
-        return RunOptions.defaults().withAggPhase(phase).withParallelism(parallelism);
     }
 }

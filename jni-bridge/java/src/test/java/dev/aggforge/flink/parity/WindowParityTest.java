@@ -1,6 +1,7 @@
 package dev.aggforge.flink.parity;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.LocalDateTime;
@@ -72,10 +73,7 @@ class WindowParityTest {
                             LocalDateTime.ofEpochSecond(ts / 1000, 0, ZoneOffset.UTC)
                                     .toLocalDate()
                                     .plusDays(random.nextInt(3)),
-                            LocalDateTime.ofEpochSecond(
-                                    Math.floorDiv(ts, 1000),
-                                    (int) Math.floorMod(ts, 1000) * 1_000_000,
-                                    ZoneOffset.UTC)));
+                            timestamp(ts)));
         }
         return InputTable.of(
                         name,
@@ -130,7 +128,8 @@ class WindowParityTest {
         return copy;
     }
 
-    private static LocalDateTime timestamp(long ms) {
+    /** {@code ms} milliseconds after the epoch as a UTC wall-clock TIMESTAMP(3) value. */
+    static LocalDateTime timestamp(long ms) {
         return LocalDateTime.ofEpochSecond(
                 Math.floorDiv(ms, 1000), (int) Math.floorMod(ms, 1000) * 1_000_000, ZoneOffset.UTC);
     }
@@ -266,6 +265,29 @@ class WindowParityTest {
         assertTrue(plan.contains("order-sensitive DISTINCT call in a two-phase window"), plan);
     }
 
+    /**
+     * The job graph names the native window operators as EXPLAIN names their nodes, as Flink
+     * names its own ({@code LocalWindowAggregate[3]}), one and two phase.
+     */
+    @Test
+    void jobGraphNamesTheWindowOperators() throws Exception {
+        String sql =
+                "SELECT k, window_start, window_end, COUNT(*) FROM TABLE("
+                        + "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)"
+                        + ") GROUP BY k, window_start, window_end";
+        String one =
+                SqlHarness.executionPlan(
+                        NativeParity.withAggforge(options("ONE_PHASE", 2)), sql, EVENTS);
+        assertTrue(one.contains("AggforgeWindowAggregate["), one);
+        assertFalse(one.contains("AggforgeGroupAggregate"), one);
+        String two =
+                SqlHarness.executionPlan(
+                        NativeParity.withAggforge(options("TWO_PHASE", 2)), sql, EVENTS);
+        assertTrue(two.contains("AggforgeLocalWindowAggregate["), two);
+        assertTrue(two.contains("AggforgeGlobalWindowAggregate["), two);
+        assertFalse(two.contains("AggforgeGroupAggregate"), two);
+    }
+
     /** SESSION windows per key: Flink plans them in one phase whatever the strategy says. */
     @ParameterizedTest(name = "{0} p={1}")
     @MethodSource("phases")
@@ -300,7 +322,8 @@ class WindowParityTest {
         assertWindowParity(options("ONE_PHASE", 2), "ONE_PHASE", sql, EVENTS);
     }
 
-    private static RunOptions options(String phase, int parallelism) {
+    /** Default options with the given aggregation phase and parallelism. */
+    static RunOptions options(String phase, int parallelism) {
         return RunOptions.defaults().withAggPhase(phase).withParallelism(parallelism);
     }
 

@@ -72,6 +72,9 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
     /** Transformation name (the uid suffix). */
     public static final String TRANSFORMATION = "aggforge-group-aggregate";
 
+    /** Transformation name (the uid suffix) of a window aggregate, any phase. */
+    public static final String WINDOW_TRANSFORMATION = "aggforge-window-aggregate";
+
     @JsonProperty(FIELD_NAME_SPEC)
     private final NativeOperatorSpec spec;
 
@@ -152,7 +155,8 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
         return translateNative(
                 this,
                 planner,
-                createTransformationMeta(TRANSFORMATION, config),
+                createTransformationMeta(
+                        spec.mode().windowed() ? WINDOW_TRANSFORMATION : TRANSFORMATION, config),
                 spec,
                 grouping,
                 config.get(AggforgeOptions.COLUMNAR_EXCHANGE),
@@ -230,6 +234,19 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
             transform.setStateKeyType(selector.getProducedType());
         }
         return transform;
+    }
+
+    /**
+     * The operator's name in the job graph (with {@code table.exec.simplify-operator-name-enabled},
+     * Flink's default): EXPLAIN's name of the node, such as {@code AggforgeLocalWindowAggregate},
+     * as Flink names its own operators after their nodes.
+     */
+    @Override
+    protected String getSimplifiedName() {
+        String description = getDescription();
+        int open = description.indexOf('(');
+        String name = open < 0 ? description : description.substring(0, open);
+        return name.startsWith("Aggforge") ? name : super.getSimplifiedName();
     }
 
     /**

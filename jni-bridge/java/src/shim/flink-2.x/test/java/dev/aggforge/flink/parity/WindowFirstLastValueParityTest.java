@@ -22,7 +22,7 @@ class WindowFirstLastValueParityTest {
                         + "TUMBLE(TABLE typed, DESCRIPTOR(ts), INTERVAL '10' SECOND)"
                         + ") GROUP BY k, window_start, window_end";
         assertWindowParity(
-                WindowFunctionsParityTest.options("ONE_PHASE", parallelism),
+                WindowParityTest.options("ONE_PHASE", parallelism),
                 "ONE_PHASE",
                 sql,
                 WindowFunctionsParityTest.TYPED);
