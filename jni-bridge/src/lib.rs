@@ -212,9 +212,10 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_create<'
     })
 }
 
-/// `static native byte[][] route(long handle, long inArray, long inSchema)`
-/// of `NativeExchange`: one message per channel with rows, the channel in
-/// each message's header.
+/// `static native byte[][] route(long handle, long inArray, long inSchema,
+/// long[] marks)` of `NativeExchange`: one message per channel with rows,
+/// the channel and the in-band watermarks (`marks`: position and watermark
+/// pairs, or null for none) in each message's header.
 ///
 /// # Safety
 /// The two addresses must meet [`exchange::route`]'s contract. Java's
@@ -228,11 +229,19 @@ pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_r
     handle: jlong,
     in_array: jlong,
     in_schema: jlong,
+    marks: JLongArray<'l>,
 ) -> jobjectArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
+        let marks = if marks.is_null() {
+            Vec::new()
+        } else {
+            let mut pairs = vec![0i64; env.get_array_length(&marks)? as usize];
+            env.get_long_array_region(&marks, 0, &mut pairs)?;
+            exchange::marks_of(&pairs)?
+        };
         // SAFETY: this function's contract is `exchange::route`'s, for the
         // same two addresses, passed on unchanged.
-        let messages = unsafe { exchange::route(handle as u64, in_array, in_schema)? };
+        let messages = unsafe { exchange::route(handle as u64, in_array, in_schema, &marks)? };
         byte_arrays(env, messages.iter().map(|(_, bytes)| bytes.as_slice()))
     })
 }

@@ -5,8 +5,13 @@
 //! message back into the batch it would have transposed itself.
 //!
 //! A message is a header, the channel (`i32`, big-endian, which Java's
-//! partitioner reads) and the row count (`i32`, big-endian), followed by
-//! the rows as an Arrow IPC stream (schema, one record batch, end marker).
+//! partitioner reads), the row count and the number of in-band watermarks
+//! (`i32`s), each watermark as its row position (`i32`) and value (`i64`),
+//! all big-endian, followed by the rows as an Arrow IPC stream (schema, one
+//! record batch, end marker). An in-band watermark ([`Mark`]) is one the
+//! sender saw between rows and left in the message instead of sending the
+//! rows before it on their own; the receiver applies it between the same
+//! rows (Java's `ColumnarGroupAggOperator`).
 
 use std::io::Cursor;
 
@@ -22,8 +27,24 @@ use crate::group_table::flink_key_hashes;
 use crate::plan::AggPlan;
 use crate::types::SqlType;
 
-/// Bytes of a message's header (channel and row count).
-pub const HEADER_BYTES: usize = 8;
+/// Bytes of a message's fixed header (channel, row count, watermarks).
+pub const HEADER_BYTES: usize = 12;
+
+/// Bytes of one in-band watermark in a message's header.
+pub const MARK_BYTES: usize = 12;
+
+/// A watermark carried inside a message: it came after the first
+/// `position` rows of the message (of the batch, when routing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    /// Rows of the message before the watermark.
+    pub position: u32,
+    /// The watermark (milliseconds).
+    pub watermark: i64,
+}
+
+/// A routed part: the channel, its rows, its in-band watermarks.
+pub type RoutedPart = (u32, RecordBatch, Vec<Mark>);
 
 /// Routes the rows of batches to the channels of a hash exchange on the
 /// plan's group keys.
@@ -120,6 +141,55 @@ impl ExchangeRouter {
 }
 
 impl ExchangeRouter {
+    /// [`route`](Self::route) with in-band watermarks: `marks` are
+    /// positions in `batch` (non-decreasing, at most its rows), and each
+    /// part gets every mark at its own position (the part's rows before
+    /// the mark's batch position).
+    pub fn route_marked(&mut self, batch: &RecordBatch, marks: &[Mark]) -> Result<Vec<RoutedPart>> {
+        let rows = batch.num_rows();
+        let mut last = 0;
+        for mark in marks {
+            if (mark.position as usize) > rows || mark.position < last {
+                return Err(AggError::Input(format!(
+                    "in-band watermark positions must rise within the batch's {rows} rows; got {} after {last}",
+                    mark.position
+                )));
+            }
+            last = mark.position;
+        }
+        let parts = self.route(batch)?;
+        if marks.is_empty() || parts.len() <= 1 {
+            return Ok(parts
+                .into_iter()
+                .map(|(channel, part)| (channel, part, marks.to_vec()))
+                .collect());
+        }
+        // Several parts: `targets` holds this batch's channels.
+        let mut seen = vec![0u32; self.channels as usize];
+        let mut per_channel = vec![Vec::with_capacity(marks.len()); self.channels as usize];
+        let mut next = marks.iter().peekable();
+        for row in 0..=rows {
+            while let Some(mark) = next.next_if(|m| m.position as usize == row) {
+                for (channel, out) in per_channel.iter_mut().enumerate() {
+                    out.push(Mark {
+                        position: seen[channel],
+                        watermark: mark.watermark,
+                    });
+                }
+            }
+            if let Some(&target) = self.targets.get(row) {
+                seen[target as usize] += 1;
+            }
+        }
+        Ok(parts
+            .into_iter()
+            .map(|(channel, part)| {
+                let marks = std::mem::take(&mut per_channel[channel as usize]);
+                (channel, part, marks)
+            })
+            .collect())
+    }
+
     /// Holds `batch` (of the schema of the batches held before it) for the
     /// next [`route_held`](Self::route_held), so that small batches leave as
     /// one; returns the rows held now. A batch of another schema is refused
@@ -159,18 +229,37 @@ impl ExchangeRouter {
     }
 }
 
-/// The message carrying `batch` to `channel`.
-pub fn encode(channel: u32, batch: &RecordBatch) -> Result<Vec<u8>> {
-    let rows = i32::try_from(batch.num_rows())
-        .map_err(|_| AggError::Input(format!("{} rows do not fit a message", batch.num_rows())))?;
-    let mut bytes = Vec::with_capacity(HEADER_BYTES + batch.get_array_memory_size() + 512);
+/// The message carrying `batch` to `channel`, with its in-band
+/// watermarks (positions within `batch`).
+pub fn encode(channel: u32, batch: &RecordBatch, marks: &[Mark]) -> Result<Vec<u8>> {
+    let count = |what: &str, n: usize| {
+        i32::try_from(n).map_err(|_| AggError::Input(format!("{n} {what} do not fit a message")))
+    };
+    let rows = count("rows", batch.num_rows())?;
+    let header = HEADER_BYTES + MARK_BYTES * marks.len();
+    let mut bytes = Vec::with_capacity(header + batch.get_array_memory_size() + 512);
     bytes.extend_from_slice(&(channel as i32).to_be_bytes());
     bytes.extend_from_slice(&rows.to_be_bytes());
+    bytes.extend_from_slice(&count("watermarks", marks.len())?.to_be_bytes());
+    for mark in marks {
+        bytes.extend_from_slice(&count("rows", mark.position as usize)?.to_be_bytes());
+        bytes.extend_from_slice(&mark.watermark.to_be_bytes());
+    }
     let mut writer = StreamWriter::try_new(&mut bytes, &batch.schema())?;
     writer.write(batch)?;
     writer.finish()?;
     drop(writer);
     Ok(bytes)
+}
+
+/// The big-endian `i32` at `at` (the caller checked the length).
+fn word(message: &[u8], at: usize) -> i32 {
+    i32::from_be_bytes([
+        message[at],
+        message[at + 1],
+        message[at + 2],
+        message[at + 3],
+    ])
 }
 
 /// The channel and row count in a message's header.
@@ -181,15 +270,7 @@ pub fn header(message: &[u8]) -> Result<(u32, usize)> {
             message.len()
         )));
     }
-    let word = |at: usize| {
-        i32::from_be_bytes([
-            message[at],
-            message[at + 1],
-            message[at + 2],
-            message[at + 3],
-        ])
-    };
-    let (channel, rows) = (word(0), word(4));
+    let (channel, rows) = (word(message, 0), word(message, 4));
     if channel < 0 || rows < 0 {
         return Err(AggError::Input(format!(
             "an exchange message names channel {channel} and {rows} rows"
@@ -198,10 +279,45 @@ pub fn header(message: &[u8]) -> Result<(u32, usize)> {
     Ok((channel as u32, rows as usize))
 }
 
+/// The in-band watermarks of a message, checked against its rows.
+pub fn marks(message: &[u8]) -> Result<Vec<Mark>> {
+    let (_, rows) = header(message)?;
+    let count = word(message, 8);
+    let fits = usize::try_from(count)
+        .ok()
+        .filter(|&n| n <= (message.len() - HEADER_BYTES) / MARK_BYTES);
+    let Some(count) = fits else {
+        return Err(AggError::Input(format!(
+            "an exchange message of {} bytes announces {count} watermarks",
+            message.len()
+        )));
+    };
+    let mut marks = Vec::with_capacity(count);
+    let mut last = 0;
+    for m in 0..count {
+        let at = HEADER_BYTES + m * MARK_BYTES;
+        let position = word(message, at);
+        let mut watermark = [0u8; 8];
+        watermark.copy_from_slice(&message[at + 4..at + 12]);
+        if position < last || position as usize > rows {
+            return Err(AggError::Input(format!(
+                "an exchange message of {rows} rows puts watermark {m} at row {position}"
+            )));
+        }
+        last = position;
+        marks.push(Mark {
+            position: position as u32,
+            watermark: i64::from_be_bytes(watermark),
+        });
+    }
+    Ok(marks)
+}
+
 /// The batch a message carries.
 pub fn decode(message: &[u8]) -> Result<RecordBatch> {
     let (_, rows) = header(message)?;
-    let mut reader = StreamReader::try_new(Cursor::new(&message[HEADER_BYTES..]), None)?;
+    let start = HEADER_BYTES + MARK_BYTES * marks(message)?.len();
+    let mut reader = StreamReader::try_new(Cursor::new(&message[start..]), None)?;
     let batch = reader
         .next()
         .ok_or_else(|| AggError::Input("an exchange message holds no batch".into()))??;
@@ -292,6 +408,56 @@ mod tests {
     }
 
     #[test]
+    fn in_band_watermarks_keep_their_place_among_each_channels_rows() {
+        let input = batch(200);
+        let mut router = ExchangeRouter::new(&plan(vec![SqlType::of("BIGINT")]), 3, 128).unwrap();
+        let at = [0u32, 0, 1, 57, 57, 130, 200];
+        let marks: Vec<Mark> = at
+            .iter()
+            .enumerate()
+            .map(|(i, &position)| Mark {
+                position,
+                watermark: 10 * i as i64,
+            })
+            .collect();
+        let routed = router.route_marked(&input, &marks).unwrap();
+        assert_eq!(routed.len(), 3);
+        let strings = |part: &RecordBatch| -> Vec<u32> {
+            let column = part
+                .column(1)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            (0..part.num_rows())
+                .map(|i| column.value(i)[1..].parse().unwrap())
+                .collect()
+        };
+        for (channel, part, part_marks) in &routed {
+            let rows = strings(part);
+            assert_eq!(part_marks.len(), marks.len(), "channel {channel}");
+            for (mark, own) in marks.iter().zip(part_marks) {
+                assert_eq!(own.watermark, mark.watermark);
+                // The rows of this channel before the mark are exactly those
+                // the batch had before it.
+                let before = rows.iter().filter(|&&r| r < mark.position).count();
+                assert_eq!(own.position as usize, before, "channel {channel}, {mark:?}");
+            }
+        }
+        let mut single = ExchangeRouter::new(&plan(vec![SqlType::of("BIGINT")]), 1, 128).unwrap();
+        assert_eq!(
+            single.route_marked(&input, &marks).unwrap(),
+            vec![(0, input.clone(), marks.clone())]
+        );
+        let backwards = [marks[3], marks[2]];
+        assert!(router.route_marked(&input, &backwards).is_err());
+        let beyond = [Mark {
+            position: 201,
+            watermark: 0,
+        }];
+        assert!(router.route_marked(&input, &beyond).is_err());
+    }
+
+    #[test]
     fn one_channel_or_one_target_keeps_the_batch_whole() {
         let input = batch(10);
         let mut single = ExchangeRouter::new(&plan(vec![SqlType::of("BIGINT")]), 1, 128).unwrap();
@@ -332,17 +498,42 @@ mod tests {
     #[test]
     fn messages_round_trip_with_their_header() {
         let input = batch(100).slice(10, 50);
-        let message = encode(5, &input).unwrap();
+        let message = encode(5, &input, &[]).unwrap();
         assert_eq!(header(&message).unwrap(), (5, 50));
         assert_eq!(decode(&message).unwrap(), input);
-        let empty = encode(0, &input.slice(0, 0)).unwrap();
+        assert!(marks(&message).unwrap().is_empty());
+        let marked = [(0, -7), (20, i64::MIN), (50, i64::MAX)].map(|(position, watermark)| Mark {
+            position,
+            watermark,
+        });
+        let message = encode(5, &input, &marked).unwrap();
+        assert_eq!(header(&message).unwrap(), (5, 50));
+        assert_eq!(marks(&message).unwrap(), marked);
+        assert_eq!(decode(&message).unwrap(), input);
+        let empty = encode(0, &input.slice(0, 0), &[]).unwrap();
         assert_eq!(decode(&empty).unwrap().num_rows(), 0);
     }
 
     #[test]
     fn bad_messages_and_exchanges_are_errors() {
         assert!(decode(&[0, 0, 0]).is_err());
-        let mut message = encode(0, &batch(4)).unwrap();
+        let mark = |position| Mark {
+            position,
+            watermark: 1,
+        };
+        let mut message = encode(0, &batch(4), &[mark(1), mark(3)]).unwrap();
+        message[HEADER_BYTES + 3] = 5;
+        assert!(decode(&message)
+            .unwrap_err()
+            .to_string()
+            .contains("watermark 0 at row 5"));
+        message[HEADER_BYTES + 3] = 1;
+        message[11] = 99;
+        assert!(decode(&message)
+            .unwrap_err()
+            .to_string()
+            .contains("announces 99 watermarks"));
+        let mut message = encode(0, &batch(4), &[]).unwrap();
         message[7] = 9;
         assert!(decode(&message)
             .unwrap_err()

@@ -59,8 +59,10 @@ public final class AggforgeOptions {
                     .withDescription(
                             "Longest time a row waits in a partly filled batch of an"
                                     + " immediate-mode native aggregate, or of the columnar"
-                                    + " exchange feeding a processing-time window (0 = no"
-                                    + " timer).");
+                                    + " exchange feeding a window aggregate (0 = no timer; an"
+                                    + " exchange feeding an event-time window then sends its"
+                                    + " batch at every watermark instead of carrying the"
+                                    + " watermark in the batch).");
 
     /**
      * Whether mini-batch (single phase) and two-phase aggregates run natively (on by default; a

@@ -1,11 +1,14 @@
 package dev.aggforge.flink.exchange;
 
+import java.util.Arrays;
+
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 
@@ -27,6 +30,17 @@ import dev.aggforge.flink.operator.NativeOperatorSpec;
  * barrier (barriers never overtake rows), at end of input, and {@code
  * table.exec.aggforge.max-delay} after its first row. Rows keep their order per subtask.
  *
+ * <p>In-band watermarks: a sender feeding an event-time window aggregate from a single subtask
+ * (so each receiver has this one input channel, and this sender's watermarks are its input's)
+ * does not send a partly filled batch at a watermark. It notes the watermark's position among the
+ * batch's rows, and every message carries the watermarks at its own rows' positions, which the
+ * receiver applies between the same rows ({@code ColumnarGroupAggOperator}); the latest
+ * watermark is forwarded through Flink right after the batch, and a batch with a watermark in it
+ * leaves at the latest after the max delay. Flink's watermark assigner emits one whenever event
+ * time has moved on by the watermark interval, which can be every few hundred rows; each would
+ * otherwise cost a batch, a message and a native call on the sending task, the one that also
+ * reads the source.
+ *
  * <p>Flink's {@code numRecordsOut} counts rows, as behind the row exchange.
  */
 public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
@@ -46,6 +60,17 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
 
     /** Channels and key groups given up front (tests), or null: the task's record writer's. */
     private final int[] shape;
+
+    /** Whether watermarks travel inside the messages (see the class comment). */
+    private transient boolean inBand;
+
+    /** In-band watermarks of the pending batch: {@code [position, watermark, ...]}. */
+    private transient long[] marks;
+
+    private transient int markCount;
+
+    /** The latest watermark noted in the pending batch, forwarded once it is sent; or null. */
+    private transient Watermark held;
 
     /** A sender feeding the aggregate that runs {@code spec}. */
     public ColumnarExchangeSender(NativeOperatorSpec spec) {
@@ -88,6 +113,13 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
                             }
                         });
         metrics = new ExchangeMetrics(this);
+        inBand =
+                spec.mode().firesWindows()
+                        && spec.maxDelayMs() > 0
+                        && getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks() == 1;
+        marks = new long[16];
+        markCount = 0;
+        held = null;
     }
 
     @Override
@@ -100,25 +132,59 @@ public final class ColumnarExchangeSender extends AbstractStreamOperator<byte[]>
         }
     }
 
-    /** Routes the pending rows and sends one message per receiving subtask. */
+    /**
+     * Routes the pending rows and sends one message per receiving subtask, then forwards the
+     * watermark held in the batch, if any.
+     */
     private void send() {
         int rows = transposer.rowCount();
-        if (rows == 0) {
-            return;
+        if (rows > 0) {
+            long[] inBandMarks = markCount == 0 ? null : Arrays.copyOf(marks, markCount);
+            byte[][] messages = router.route(transposer.finish(), inBandMarks);
+            // The native side is done with the batch once route returns.
+            transposer.reset();
+            markCount = 0;
+            for (byte[] message : messages) {
+                output.collect(outRecord.replace(message));
+            }
+            metrics.sent(messages.length, rows);
         }
-        byte[][] messages = router.route(transposer.finish());
-        // The native side is done with the batch once route returns.
-        transposer.reset();
-        for (byte[] message : messages) {
-            output.collect(outRecord.replace(message));
+        if (held != null) {
+            Watermark mark = held;
+            held = null;
+            forward(mark);
         }
-        metrics.sent(messages.length, rows);
+    }
+
+    private void forward(Watermark mark) {
+        try {
+            super.processWatermark(mark);
+        } catch (Exception e) {
+            throw new IllegalStateException("aggforge: forwarding a watermark failed", e);
+        }
     }
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
+        int rows = transposer.rowCount();
+        if (inBand && rows > 0) {
+            if (markCount == marks.length) {
+                marks = Arrays.copyOf(marks, 2 * marks.length);
+            }
+            marks[markCount++] = rows;
+            marks[markCount++] = mark.getTimestamp();
+            held = mark;
+            return;
+        }
         send();
         super.processWatermark(mark);
+    }
+
+    @Override
+    public void processWatermarkStatus(WatermarkStatus status) throws Exception {
+        // An idle or active status must not overtake the watermark held in the batch.
+        send();
+        super.processWatermarkStatus(status);
     }
 
     @Override

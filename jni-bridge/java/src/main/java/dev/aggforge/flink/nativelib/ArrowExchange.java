@@ -39,14 +39,17 @@ public final class ArrowExchange implements AutoCloseable {
 
     /**
      * Routes {@code batch} (not modified; the native side is done with it when this returns, so
-     * the caller may reset it): one message per channel with rows.
+     * the caller may reset it): one message per channel with rows, each with the in-band
+     * watermarks {@code marks} ({@code [position, watermark, ...]} in {@code batch}, or null) at
+     * its own positions.
      */
-    public byte[][] route(VectorSchemaRoot batch) {
+    public byte[][] route(VectorSchemaRoot batch, long[] marks) {
         checkOpen();
         Data.exportVectorSchemaRoot(allocator, batch, null, inArray, inSchema);
         long start = System.nanoTime();
         try {
-            return NativeExchange.route(handle, inArray.memoryAddress(), inSchema.memoryAddress());
+            return NativeExchange.route(
+                    handle, inArray.memoryAddress(), inSchema.memoryAddress(), marks);
         } finally {
             nativeNanos += System.nanoTime() - start;
             inArray.release();

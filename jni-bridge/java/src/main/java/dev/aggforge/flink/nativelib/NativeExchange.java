@@ -26,9 +26,12 @@ public final class NativeExchange {
 
     /**
      * Routes the exported batch (the native side takes the export over): one message per channel
-     * with rows, each naming its channel ({@link ExchangeMessage#channel}).
+     * with rows, each naming its channel ({@link ExchangeMessage#channel}) and carrying the
+     * in-band watermarks {@code marks} ({@code [position, watermark, ...]} in the batch, or null)
+     * at its own rows' positions ({@link ExchangeMessage#marks}).
      */
-    public static native byte[][] route(long handle, long inArrayAddress, long inSchemaAddress);
+    public static native byte[][] route(
+            long handle, long inArrayAddress, long inSchemaAddress, long[] marks);
 
     /**
      * Routes the batches held by the router (a local phase's partials, {@link

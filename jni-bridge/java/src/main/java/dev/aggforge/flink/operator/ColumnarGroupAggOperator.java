@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 
@@ -25,6 +26,9 @@ public final class ColumnarGroupAggOperator extends NativeAggregateOperator<byte
     /** Exchange messages received by columnar aggregates in this JVM (tests check the path ran). */
     public static final AtomicLong MESSAGES = new AtomicLong();
 
+    /** In-band watermarks applied by columnar aggregates in this JVM (tests check the path ran). */
+    public static final AtomicLong IN_BAND_WATERMARKS = new AtomicLong();
+
     /** Flink's numRecordsIn of this operator (the task's, as it heads the chain). */
     private transient Counter recordsIn;
 
@@ -45,13 +49,28 @@ public final class ColumnarGroupAggOperator extends NativeAggregateOperator<byte
         MESSAGES.incrementAndGet();
         // Flink counted the message as one record in; the web UI shows rows, as for stock.
         recordsIn.inc(rows - 1);
+        // In-band watermarks (ColumnarExchangeSender): each is applied between the rows it came
+        // between, as if Flink had delivered it there.
+        long[] marks = ExchangeMessage.marks(message);
         int from = 0;
+        for (int m = 0; m < marks.length; m += 2) {
+            int at = (int) marks[m];
+            processRows(message, from, at);
+            from = at;
+            processWatermark(new Watermark(marks[m + 1]));
+            IN_BAND_WATERMARKS.incrementAndGet();
+        }
+        processRows(message, from, rows);
+    }
+
+    /** Rows {@code from..rows} of {@code message}, split where Flink's bundle would end. */
+    private void processRows(byte[] message, int from, int rows) {
         while (from < rows) {
             int to = rows;
             if (spec.mode().bundled()) {
                 // At least one row per step, whatever the bundle size says.
                 long room = Math.max(1, spec.bundleSize() - bundleCount);
-                to = (int) Math.min(rows, from + room);
+                to = (int) Math.min(rows, from + Math.min(room, rows));
             }
             process(message, from, to);
             if (spec.mode().bundled()) {

@@ -57,6 +57,10 @@ class ColumnarExchangeSenderTest {
                     new String[] {"k", "n", "s"});
 
     private static NativeOperatorSpec spec() {
+        return spec(NativeOperatorSpec.Mode.IMMEDIATE);
+    }
+
+    private static NativeOperatorSpec spec(NativeOperatorSpec.Mode mode) {
         String json =
                 "{\"version\":1,\"key_columns\":[0,1],\"key_types\":[\"VARCHAR(2147483647)\",\"INT\"],"
                         + "\"calls\":[{\"function\":\"SUM\",\"args\":[2],\"arg_types\":[\"BIGINT\"],"
@@ -66,8 +70,8 @@ class ColumnarExchangeSenderTest {
         String admission = ArrowAggregate.admit(json);
         assertTrue(ArrowAggregate.isAdmitted(admission), admission);
         return new NativeOperatorSpec(
-                json, INPUT, OUTPUT, new int[] {0, 1, 2}, false, NativeOperatorSpec.Mode.IMMEDIATE,
-                0, 100, 50, admission);
+                json, INPUT, OUTPUT, new int[] {0, 1, 2}, false, mode,
+                mode.bundled() ? Long.MAX_VALUE : 0, 100, 50, admission);
     }
 
     private final List<RowData> sent = new ArrayList<>();
@@ -102,8 +106,8 @@ class ColumnarExchangeSenderTest {
                 ByteArrayInputStream in =
                         new ByteArrayInputStream(
                                 message,
-                                ExchangeMessage.HEADER_BYTES,
-                                message.length - ExchangeMessage.HEADER_BYTES);
+                                ExchangeMessage.payloadOffset(message),
+                                message.length - ExchangeMessage.payloadOffset(message));
                 try (ArrowStreamReader reader = new ArrowStreamReader(in, allocator)) {
                     assertTrue(reader.loadNextBatch());
                     VectorSchemaRoot root = reader.getVectorSchemaRoot();
@@ -190,6 +194,80 @@ class ColumnarExchangeSenderTest {
         }
         for (int i = 0; i < seen.length; i++) {
             assertTrue(seen[i], "row " + i + " never sent");
+        }
+    }
+
+    /**
+     * Feeding an event-time window from one subtask, watermarks travel inside the batch: a
+     * watermark between rows sends nothing; each message carries it at the position among its own
+     * rows where it came, and the latest is forwarded right after the messages (when the batch is
+     * full, or at the max delay); a watermark with no rows pending is forwarded at once.
+     */
+    @Test
+    void watermarksTravelInsideTheBatchToAWindow() throws Exception {
+        Random random = new Random(5);
+        ColumnarExchangeSender sender =
+                new ColumnarExchangeSender(
+                        spec(NativeOperatorSpec.Mode.WINDOW), new int[] {CHANNELS, MAX_PARALLELISM});
+        try (var h = new OneInputStreamOperatorTestHarness<RowData, byte[]>(sender)) {
+            h.open();
+            h.setProcessingTime(1_000);
+            h.processWatermark(new Watermark(1));
+            assertEquals(List.of(new Watermark(1)), new ArrayList<>(h.getOutput()), "nothing pending");
+            h.getOutput().clear();
+            int[] at = {30, 30, 50, 99};
+            long[] watermarks = {5, 6, 9, 11};
+            int next = 0;
+            for (int i = 0; i < 100; i++) {
+                while (next < at.length && at[next] == i) {
+                    h.processWatermark(new Watermark(watermarks[next++]));
+                }
+                h.processElement(row(random));
+                if (i < 99) {
+                    assertEquals(0, h.getOutput().size(), "row " + i + ": the batch waits");
+                }
+            }
+            // The batch is full: its messages, then the latest watermark.
+            List<Object> out = new ArrayList<>(h.getOutput());
+            h.getOutput().clear();
+            assertEquals(new Watermark(11), out.get(out.size() - 1));
+            int rows = 0;
+            for (Object element : out.subList(0, out.size() - 1)) {
+                @SuppressWarnings("unchecked")
+                byte[] message = ((StreamRecord<byte[]>) element).getValue();
+                long[] marks = ExchangeMessage.marks(message);
+                long[] numbers = messages(new ArrayList<>(List.of(element)), new ArrayList<>()).get(0);
+                rows += numbers.length - 1;
+                assertEquals(2 * at.length, marks.length);
+                for (int m = 0; m < at.length; m++) {
+                    int before = 0;
+                    for (int i = 1; i < numbers.length; i++) {
+                        before += numbers[i] < at[m] ? 1 : 0;
+                    }
+                    assertEquals(before, marks[2 * m], "watermark " + m + "'s position");
+                    assertEquals(watermarks[m], marks[2 * m + 1]);
+                }
+            }
+            assertEquals(100, rows);
+
+            // A watermark waits at most the max delay after the batch's first row.
+            h.setProcessingTime(2_000);
+            for (int i = 0; i < 3; i++) {
+                h.processElement(row(random));
+            }
+            h.processWatermark(new Watermark(20));
+            assertEquals(0, h.getOutput().size());
+            h.setProcessingTime(2_050);
+            out = new ArrayList<>(h.getOutput());
+            assertEquals(new Watermark(20), out.get(out.size() - 1), "max delay: " + out);
+            for (Object element : out.subList(0, out.size() - 1)) {
+                @SuppressWarnings("unchecked")
+                byte[] message = ((StreamRecord<byte[]>) element).getValue();
+                long[] marks = ExchangeMessage.marks(message);
+                assertEquals(2, marks.length);
+                assertEquals(ExchangeMessage.rows(message), marks[0], "after all its rows");
+                assertEquals(20, marks[1]);
+            }
         }
     }
 }

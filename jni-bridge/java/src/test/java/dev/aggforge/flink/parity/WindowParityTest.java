@@ -25,6 +25,7 @@ import dev.aggforge.flink.harness.Changelog;
 import dev.aggforge.flink.harness.InputTable;
 import dev.aggforge.flink.harness.RunOptions;
 import dev.aggforge.flink.harness.SqlHarness;
+import dev.aggforge.flink.operator.ColumnarGroupAggOperator;
 import dev.aggforge.flink.operator.NativeAggregateOperator;
 
 /**
@@ -263,6 +264,34 @@ class WindowParityTest {
         assertTrue(!plan.contains("AggforgeLocalWindowAggregate("), plan);
         assertTrue(!plan.contains("AggforgeGlobalWindowAggregate("), plan);
         assertTrue(plan.contains("order-sensitive DISTINCT call in a two-phase window"), plan);
+    }
+
+    /**
+     * At parallelism 1 the columnar exchange carries the watermarks inside its batches
+     * (ColumnarExchangeSender); the receiver applies them between the same rows, late rows
+     * included (the input's watermark follows every row that advances it).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(
+            strings = {
+                "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
+                "SESSION(TABLE events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '2' SECOND)"
+            })
+    void watermarksInsideTheExchangeBatches(String window) throws Exception {
+        String sql =
+                "SELECT k, window_start, window_end, window_time, "
+                        + CALLS
+                        + " FROM TABLE("
+                        + window
+                        + ") GROUP BY k, window_start, window_end, window_time";
+        long before = ColumnarGroupAggOperator.IN_BAND_WATERMARKS.get();
+        assertWindowParity(options("ONE_PHASE", 1), "ONE_PHASE", sql, EVENTS);
+        long applied = ColumnarGroupAggOperator.IN_BAND_WATERMARKS.get() - before;
+        if (NativeParity.COLUMNAR_EXCHANGE) {
+            assertTrue(applied > 100, "in-band watermarks applied: " + applied);
+        } else {
+            assertEquals(0, applied);
+        }
     }
 
     /**

@@ -252,11 +252,10 @@ public final class WindowRewrite {
                                         : NativeOperatorSpec.Mode.PROCTIME_WINDOW,
                         local ? LOCAL_FLUSH_ROWS : Long.MAX_VALUE,
                         batchSize,
-                        // No watermark moves rows on to a processing-time window: a columnar
-                        // exchange feeding one sends partly filled batches after the max delay.
-                        windowing.isRowtime()
-                                ? 0
-                                : config.get(AggforgeOptions.MAX_DELAY).toMillis(),
+                        // A columnar exchange feeding a window sends a partly filled batch
+                        // after the max delay: for processing time no watermark moves rows on,
+                        // and for event time a watermark may wait in the batch (in-band).
+                        config.get(AggforgeOptions.MAX_DELAY).toMillis(),
                         admission.substring("admitted: ".length())));
     }
 
