@@ -50,7 +50,7 @@ fn exchange(c: &mut Criterion) {
             });
         }
         group.bench_function(format!("encode/{keys}"), |b| {
-            b.iter(|| black_box(encode(0, black_box(&input)).unwrap().len()))
+            b.iter(|| black_box(encode(0, black_box(&input), &[]).unwrap().len()))
         });
         let bundles: Vec<RecordBatch> = (0..ROWS / 64).map(|i| input.slice(i * 64, 64)).collect();
         let mut holder = ExchangeRouter::new(&plan, 2, 128).unwrap();
@@ -62,7 +62,7 @@ fn exchange(c: &mut Criterion) {
                 black_box(holder.route_held().unwrap().len())
             })
         });
-        let message = encode(0, &input).unwrap();
+        let message = encode(0, &input, &[]).unwrap();
         group.bench_function(format!("decode/{keys}"), |b| {
             b.iter(|| black_box(decode(black_box(&message)).unwrap().num_rows()))
         });

@@ -52,7 +52,7 @@ pub unsafe fn route(
 
 /// In-band watermarks from Java's flat `[position, watermark, ...]` pairs.
 pub fn marks_of(pairs: &[i64]) -> BridgeResult<Vec<Mark>> {
-    if pairs.len() % 2 != 0 {
+    if !pairs.len().is_multiple_of(2) {
         return Err(BridgeError::Ffi(format!(
             "in-band watermarks come in pairs, got {} numbers",
             pairs.len()
