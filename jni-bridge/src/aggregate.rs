@@ -53,6 +53,12 @@ pub fn advance(handle: u64, watermark: i64) -> BridgeResult<bool> {
     OPERATORS.with(handle, |op| Ok(op.advance(watermark)))
 }
 
+/// [`advance`] if a local window phase's flush gate stays shut at
+/// `watermark` whatever rows are pending; returns whether it did.
+pub fn advance_if_gate_shut(handle: u64, watermark: i64) -> BridgeResult<bool> {
+    OPERATORS.with(handle, |op| Ok(op.advance_if_gate_shut(watermark)))
+}
+
 /// When a window aggregate's earliest pending window fires (`i64::MAX`:
 /// none).
 pub fn next_fire_time(handle: u64) -> BridgeResult<i64> {

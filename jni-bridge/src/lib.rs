@@ -392,6 +392,21 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_advance
     })
 }
 
+/// `static native boolean advanceIfGateShut(long handle, long watermark)`:
+/// a local window phase's event time moves to `watermark` if its flush gate
+/// stays shut whatever rows are pending; true when it did.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_advanceIfGateShut<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    watermark: jlong,
+) -> jboolean {
+    entry(&mut env, JNI_FALSE, |_| {
+        aggregate::advance_if_gate_shut(handle as u64, watermark).map(to_jboolean)
+    })
+}
+
 /// `static native long nextFireTime(long handle)`: the processing time (ms)
 /// a window aggregate's earliest pending window fires at, `Long.MAX_VALUE`
 /// when none is pending.

@@ -61,6 +61,17 @@ impl NativeOperator {
         }
     }
 
+    /// A window aggregate's local phase moves its event time if its flush
+    /// gate stays shut whatever rows are pending (see
+    /// `WindowAggOperator::advance_if_gate_shut`); false for every other
+    /// operator, and nothing changes then.
+    pub fn advance_if_gate_shut(&mut self, watermark: i64) -> bool {
+        match self {
+            NativeOperator::Window(op) => op.advance_if_gate_shut(watermark),
+            NativeOperator::Group(_) => false,
+        }
+    }
+
     /// The state, one payload per key group.
     pub fn snapshot(&self) -> Result<Vec<(u16, Vec<u8>)>> {
         match self {

@@ -413,6 +413,38 @@ fn the_local_phase_emits_partials_with_slice_ends() {
 }
 
 #[test]
+fn a_shut_local_gate_lets_rows_wait_past_a_watermark() {
+    let (local, _) = two_phase(&single(WindowKind::Tumble, 1000, 0));
+    let mut eager = WindowAggOperator::new(local.clone()).unwrap();
+    let mut waiting = WindowAggOperator::new(local).unwrap();
+    let first = rows(&["a", "b"], &[1, 2], &[100, 300]);
+    let second = rows(&["a", "c"], &[3, 4], &[200, 1200]);
+    // The first watermark opens the gate (its next trigger is 999).
+    assert!(!waiting.advance_if_gate_shut(50));
+    for op in [&mut eager, &mut waiting] {
+        op.process(&first).unwrap();
+        assert!(!op.advance(50));
+        op.process(&second).unwrap();
+    }
+    // Below the next trigger watermark the gate is shut whatever is pending.
+    assert!(!eager.advance(700));
+    assert!(waiting.advance_if_gate_shut(700));
+    let late = rows(&["b"], &[5], &[10]);
+    eager.process(&late).unwrap();
+    // At 999 the gate opens: the waiting rows go first, then the watermark.
+    assert!(!waiting.advance_if_gate_shut(999));
+    waiting.process(&late).unwrap();
+    assert!(eager.advance(999));
+    assert!(waiting.advance(999));
+    let (a, b) = (show(eager.flush().unwrap()), show(waiting.flush().unwrap()));
+    assert_eq!(a, b);
+    assert_eq!(a, ["a|2|4|3|1000", "b|2|7|5|1000", "c|1|4|4|2000"]);
+    // Other phases never advance here.
+    let mut single_phase = WindowAggOperator::new(single(WindowKind::Tumble, 1000, 0)).unwrap();
+    assert!(!single_phase.advance_if_gate_shut(5));
+}
+
+#[test]
 fn groups_leave_the_table_once_their_windows_fired() {
     // Every second 2,000 new keys; the table holds about the live ones.
     let mut op = WindowAggOperator::new(single(WindowKind::Tumble, 1000, 0)).unwrap();

@@ -320,6 +320,28 @@ impl WindowAggOperator {
         earliest.is_some_and(|end| self.window.is_fired(end, self.watermark))
     }
 
+    /// [`advance`](Self::advance) when the local phase's flush gate stays
+    /// shut at `watermark` whatever rows are pending (Flink's gate is
+    /// aligned and `watermark` is below the next trigger watermark): then
+    /// the progress moves and true is returned, and rows received before
+    /// the watermark may be processed after it (the local phase judges no
+    /// row late). Otherwise nothing changes (false): the pending rows go
+    /// first, then `advance`.
+    pub fn advance_if_gate_shut(&mut self, watermark: i64) -> bool {
+        let shut = match (self.plan.phase, self.spec) {
+            (Phase::Local, Some(spec)) => {
+                self.window.flush_gate_is_aligned(spec.slice_size())
+                    && (watermark <= self.local_watermark || watermark < self.next_trigger)
+            }
+            _ => false,
+        };
+        if shut {
+            let due = self.advance(watermark);
+            debug_assert!(!due, "a shut gate flushes nothing");
+        }
+        shut
+    }
+
     /// The local phase's flush rule, Flink's LocalSlicingWindowAggOperator:
     /// the buffer is looked at only when a rising watermark reaches the
     /// next trigger watermark, and flushed then if its earliest slice has

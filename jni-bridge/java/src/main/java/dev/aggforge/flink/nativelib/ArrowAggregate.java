@@ -239,6 +239,17 @@ public final class ArrowAggregate implements AutoCloseable {
         }
     }
 
+    /** See {@link NativeAggregate#advanceIfGateShut}. */
+    public boolean advanceIfGateShut(long watermark) {
+        checkOpen();
+        long start = System.nanoTime();
+        try {
+            return NativeAggregate.advanceIfGateShut(handle, watermark);
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+    }
+
     /** When the earliest pending window fires (see {@link NativeAggregate#nextFireTime}). */
     public long nextFireTime() {
         checkOpen();

@@ -126,6 +126,15 @@ public final class NativeAggregate {
     public static native boolean advance(long handle, long watermark);
 
     /**
+     * {@link #advance} when a local window phase's flush gate stays shut at {@code watermark}
+     * whatever rows are pending (Flink's gate is aligned and the watermark is below its next
+     * trigger watermark), so rows received before the watermark may be handed over after it;
+     * returns whether it advanced. Otherwise nothing changes: hand the rows over, then {@link
+     * #advance}.
+     */
+    public static native boolean advanceIfGateShut(long handle, long watermark);
+
+    /**
      * Sets the processing time (ms): what a GROUP BY aggregate's state TTL is judged by, and the
      * time of the rows the next {@link #process} takes for processing-time windows.
      */

@@ -390,6 +390,16 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     @Override
     public void processWatermark(Watermark mark) throws Exception {
         if (spec.mode().followsWatermarks() && aggregate != null) {
+            if (spec.mode() == NativeOperatorSpec.Mode.LOCAL_WINDOW
+                    && mark.getTimestamp() > windowWatermark
+                    && aggregate.advanceIfGateShut(mark.getTimestamp())) {
+                // A local phase judges no row late, and its flush gate stays shut at this
+                // watermark: the pending rows stay in their batch, which needs no hand-over per
+                // watermark (Flink's assigner can emit one every few hundred rows).
+                windowWatermark = mark.getTimestamp();
+                super.processWatermark(mark);
+                return;
+            }
             // The rows before the watermark are judged late against the previous one; then the
             // flush fires the windows this one passed (a local phase: emits its partials once a
             // slice they hold could fire downstream), before the watermark is forwarded.
