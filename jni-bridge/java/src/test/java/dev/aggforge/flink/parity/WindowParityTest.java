@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -264,6 +265,33 @@ class WindowParityTest {
         assertTrue(!plan.contains("AggforgeLocalWindowAggregate("), plan);
         assertTrue(!plan.contains("AggforgeGlobalWindowAggregate("), plan);
         assertTrue(plan.contains("order-sensitive DISTINCT call in a two-phase window"), plan);
+    }
+
+    /**
+     * {@code table.exec.state.ttl} does not reach window aggregates: their state leaves when their
+     * windows fire (Flink's window operators take no TTL), so even a 1 ms TTL changes nothing,
+     * one phase and two, TUMBLE and SESSION.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("ttlCases")
+    void stateTtlDoesNotApply(String window, String phase) throws Exception {
+        String sql =
+                "SELECT k, window_start, window_end, "
+                        + CALLS
+                        + " FROM TABLE("
+                        + window
+                        + ") GROUP BY k, window_start, window_end";
+        RunOptions options = options(phase, 2).withStateTtl(Duration.ofMillis(1));
+        assertWindowParity(options, window.startsWith("SESSION") ? "ONE_PHASE" : phase, sql, EVENTS);
+    }
+
+    static Stream<Arguments> ttlCases() {
+        return Stream.of(
+                Arguments.of("TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)", "ONE_PHASE"),
+                Arguments.of("TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)", "TWO_PHASE"),
+                Arguments.of(
+                        "SESSION(TABLE events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '2' SECOND)",
+                        "ONE_PHASE"));
     }
 
     /**
