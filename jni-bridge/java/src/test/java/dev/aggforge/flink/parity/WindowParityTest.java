@@ -139,12 +139,7 @@ class WindowParityTest {
     @ParameterizedTest(name = "{0} {1} p={2}")
     @MethodSource("cases")
     void overAChangelog(String window, String phase, int parallelism) throws Exception {
-        String sql =
-                "SELECT k, window_start, window_end, "
-                        + CALLS
-                        + " FROM TABLE("
-                        + window.replace("TABLE events", "TABLE changes")
-                        + ") GROUP BY k, window_start, window_end";
+        String sql = keyedQuery(CALLS, window.replace("TABLE events", "TABLE changes"), false);
         assertWindowParity(
                 options(phase, parallelism),
                 phase,
@@ -182,12 +177,7 @@ class WindowParityTest {
     @ParameterizedTest(name = "{0} {1} p={2}")
     @MethodSource("cases")
     void keyedWindows(String window, String phase, int parallelism) throws Exception {
-        String sql =
-                "SELECT k, window_start, window_end, "
-                        + CALLS
-                        + " FROM TABLE("
-                        + window
-                        + ") GROUP BY k, window_start, window_end";
+        String sql = keyedQuery(CALLS, window, false);
         assertWindowParity(options(phase, parallelism), phase, sql, input(window));
     }
 
@@ -275,12 +265,7 @@ class WindowParityTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("ttlCases")
     void stateTtlDoesNotApply(String window, String phase) throws Exception {
-        String sql =
-                "SELECT k, window_start, window_end, "
-                        + CALLS
-                        + " FROM TABLE("
-                        + window
-                        + ") GROUP BY k, window_start, window_end";
+        String sql = keyedQuery(CALLS, window, false);
         RunOptions options = options(phase, 2).withStateTtl(Duration.ofMillis(1));
         assertWindowParity(options, window.startsWith("SESSION") ? "ONE_PHASE" : phase, sql, EVENTS);
     }
@@ -306,12 +291,7 @@ class WindowParityTest {
                 "SESSION(TABLE events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '2' SECOND)"
             })
     void watermarksInsideTheExchangeBatches(String window) throws Exception {
-        String sql =
-                "SELECT k, window_start, window_end, window_time, "
-                        + CALLS
-                        + " FROM TABLE("
-                        + window
-                        + ") GROUP BY k, window_start, window_end, window_time";
+        String sql = keyedQuery(CALLS, window, true);
         long before = ColumnarGroupAggOperator.IN_BAND_WATERMARKS.get();
         assertWindowParity(options("ONE_PHASE", 1), "ONE_PHASE", sql, EVENTS);
         long applied = ColumnarGroupAggOperator.IN_BAND_WATERMARKS.get() - before;
@@ -377,6 +357,17 @@ class WindowParityTest {
                         + "TABLE events, DESCRIPTOR(ts), INTERVAL '0.3' SECOND))"
                         + " GROUP BY window_start, window_end";
         assertWindowParity(options("ONE_PHASE", 2), "ONE_PHASE", sql, EVENTS);
+    }
+
+    /**
+     * {@code calls} per key over {@code window} (a window table function call), with {@code
+     * window_time} among the columns and keys when {@code withWindowTime}.
+     */
+    static String keyedQuery(String calls, String window, boolean withWindowTime) {
+        String columns =
+                withWindowTime ? "window_start, window_end, window_time" : "window_start, window_end";
+        return "SELECT k, " + columns + ", " + calls + " FROM TABLE(" + window + ") GROUP BY k, "
+                + columns;
     }
 
     /** Default options with the given aggregation phase and parallelism. */

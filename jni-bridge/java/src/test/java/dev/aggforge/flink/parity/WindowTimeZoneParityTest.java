@@ -79,12 +79,7 @@ class WindowTimeZoneParityTest {
     @MethodSource("cases")
     void windowsFollowTheSessionTimeZone(String season, String window, String phase)
             throws Exception {
-        String sql =
-                "SELECT k, window_start, window_end, window_time, "
-                        + CALLS
-                        + " FROM TABLE("
-                        + window
-                        + ") GROUP BY k, window_start, window_end, window_time";
+        String sql = WindowParityTest.keyedQuery(CALLS, window, true);
         WindowParityTest.assertWindowParity(
                 options(LOS_ANGELES, phase), phase, sql, season.equals("spring") ? SPRING : FALL);
     }
