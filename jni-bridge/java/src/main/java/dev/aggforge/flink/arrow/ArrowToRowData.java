@@ -1,5 +1,6 @@
 package dev.aggforge.flink.arrow;
 
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Optional;
 
@@ -322,20 +323,26 @@ public final class ArrowToRowData {
         @Override
         void value(int index, BinaryRowWriter out) {
             DecimalVector decimals = (DecimalVector) vector;
+            ArrowBuf data = decimals.getDataBuffer();
+            long offset = (long) index * DecimalVector.TYPE_WIDTH;
+            long low = data.getLong(offset);
+            long high = data.getLong(offset + 8);
+            boolean fitsLong = high == (low >> 63);
             if (compact) {
-                ArrowBuf data = decimals.getDataBuffer();
-                long offset = (long) index * DecimalVector.TYPE_WIDTH;
-                long low = data.getLong(offset);
-                long high = data.getLong(offset + 8);
-                if (high != (low >> 63)) {
+                if (!fitsLong) {
                     throw new IllegalArgumentException(
                             "DECIMAL(" + precision + ", " + scale + ") value at row " + index
                                     + " does not fit its precision");
                 }
                 out.writeLong(pos, low);
             } else {
-                DecimalData value =
-                        DecimalData.fromBigDecimal(decimals.getObjectNotNull(index), precision, scale);
+                // An unscaled value that fits a long becomes a long-backed BigDecimal, whose
+                // precision is cheap to check; only wider ones go through BigInteger.
+                BigDecimal exact =
+                        fitsLong
+                                ? BigDecimal.valueOf(low, decimals.getScale())
+                                : decimals.getObjectNotNull(index);
+                DecimalData value = DecimalData.fromBigDecimal(exact, precision, scale);
                 if (value == null) {
                     throw new IllegalArgumentException(
                             "DECIMAL(" + precision + ", " + scale + ") value at row " + index
