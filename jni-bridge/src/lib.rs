@@ -239,8 +239,10 @@ pub unsafe extern "system" fn Java_dev_aggforge_flink_nativelib_NativeExchange_r
             env.get_long_array_region(&marks, 0, &mut pairs)?;
             exchange::marks_of(&pairs)?
         };
-        // SAFETY: this function's contract is `exchange::route`'s, for the
-        // same two addresses, passed on unchanged.
+        // SAFETY: `exchange::route` needs only `import_batch`'s contract for
+        // the two addresses, which is this function's contract and is passed
+        // on unchanged; `marks` is an owned Rust copy of the Java array, so
+        // no JNI reference outlives this call.
         let messages = unsafe { exchange::route(handle as u64, in_array, in_schema, &marks)? };
         byte_arrays(env, messages.iter().map(|(_, bytes)| bytes.as_slice()))
     })

@@ -279,19 +279,26 @@ pub fn header(message: &[u8]) -> Result<(u32, usize)> {
     Ok((channel as u32, rows as usize))
 }
 
+/// The number of in-band watermarks a message announces, checked against
+/// its length.
+fn mark_count(message: &[u8]) -> Result<usize> {
+    header(message)?;
+    let count = word(message, 8);
+    usize::try_from(count)
+        .ok()
+        .filter(|&n| n <= (message.len() - HEADER_BYTES) / MARK_BYTES)
+        .ok_or_else(|| {
+            AggError::Input(format!(
+                "an exchange message of {} bytes announces {count} watermarks",
+                message.len()
+            ))
+        })
+}
+
 /// The in-band watermarks of a message, checked against its rows.
 pub fn marks(message: &[u8]) -> Result<Vec<Mark>> {
     let (_, rows) = header(message)?;
-    let count = word(message, 8);
-    let fits = usize::try_from(count)
-        .ok()
-        .filter(|&n| n <= (message.len() - HEADER_BYTES) / MARK_BYTES);
-    let Some(count) = fits else {
-        return Err(AggError::Input(format!(
-            "an exchange message of {} bytes announces {count} watermarks",
-            message.len()
-        )));
-    };
+    let count = mark_count(message)?;
     let mut marks = Vec::with_capacity(count);
     let mut last = 0;
     for m in 0..count {
@@ -316,6 +323,7 @@ pub fn marks(message: &[u8]) -> Result<Vec<Mark>> {
 /// The batch a message carries.
 pub fn decode(message: &[u8]) -> Result<RecordBatch> {
     let (_, rows) = header(message)?;
+    // The watermarks are checked too: a message is used whole or not at all.
     let start = HEADER_BYTES + MARK_BYTES * marks(message)?.len();
     let mut reader = StreamReader::try_new(Cursor::new(&message[start..]), None)?;
     let batch = reader

@@ -329,10 +329,7 @@ impl WindowAggOperator {
     /// first, then `advance`.
     pub fn advance_if_gate_shut(&mut self, watermark: i64) -> bool {
         let shut = match (self.plan.phase, self.spec) {
-            (Phase::Local, Some(spec)) => {
-                self.window.flush_gate_is_aligned(spec.slice_size())
-                    && (watermark <= self.local_watermark || watermark < self.next_trigger)
-            }
+            (Phase::Local, Some(spec)) => self.gate_shut(spec, watermark),
             _ => false,
         };
         if shut {
@@ -352,23 +349,26 @@ impl WindowAggOperator {
     /// first watermark (Flink starts at 0 and so drops pre-1970 partials),
     /// the rule is eager instead: flush once the earliest slice fires.
     fn local_gate(&mut self, spec: WindowSpec, watermark: i64) -> bool {
-        let due = self
-            .min_slice
-            .is_some_and(|end| self.window.is_fired(end, watermark));
-        if !self.window.flush_gate_is_aligned(spec.slice_size()) {
-            return due;
-        }
-        if watermark <= self.local_watermark {
+        if self.gate_shut(spec, watermark) {
+            self.local_watermark = self.local_watermark.max(watermark);
             return false;
         }
-        self.local_watermark = watermark;
-        if watermark < self.next_trigger {
-            return false;
+        if self.window.flush_gate_is_aligned(spec.slice_size()) {
+            self.local_watermark = watermark;
+            self.next_trigger = self
+                .window
+                .next_trigger_watermark(watermark, spec.slice_size());
         }
-        self.next_trigger = self
-            .window
-            .next_trigger_watermark(watermark, spec.slice_size());
-        due
+        self.min_slice
+            .is_some_and(|end| self.window.is_fired(end, watermark))
+    }
+
+    /// Whether Flink's local flush gate stays shut at `watermark` whatever
+    /// the buffer holds: the gate is aligned to the slices, and the
+    /// watermark does not rise or stays below the next trigger watermark.
+    fn gate_shut(&self, spec: WindowSpec, watermark: i64) -> bool {
+        self.window.flush_gate_is_aligned(spec.slice_size())
+            && (watermark <= self.local_watermark || watermark < self.next_trigger)
     }
 
     /// Folds one input batch into its slices. Single and global phase: a

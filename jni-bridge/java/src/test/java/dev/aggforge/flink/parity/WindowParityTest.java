@@ -245,9 +245,10 @@ class WindowParityTest {
     @Test
     void twoPhaseOrderSensitiveDistinctStaysOnFlink() throws Exception {
         String sql =
-                "SELECT k, window_start, window_end, LISTAGG(DISTINCT CAST(v AS STRING)) FROM TABLE("
-                        + "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)"
-                        + ") GROUP BY k, window_start, window_end";
+                keyedQuery(
+                        "LISTAGG(DISTINCT CAST(v AS STRING))",
+                        "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
+                        false);
         String plan =
                 SqlHarness.explain(
                         NativeParity.withAggforge(options("TWO_PHASE", 2)), sql, EVENTS);
@@ -309,9 +310,8 @@ class WindowParityTest {
     @Test
     void jobGraphNamesTheWindowOperators() throws Exception {
         String sql =
-                "SELECT k, window_start, window_end, COUNT(*) FROM TABLE("
-                        + "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)"
-                        + ") GROUP BY k, window_start, window_end";
+                keyedQuery(
+                        "COUNT(*)", "TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND)", false);
         String one =
                 SqlHarness.executionPlan(
                         NativeParity.withAggforge(options("ONE_PHASE", 2)), sql, EVENTS);
