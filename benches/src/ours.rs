@@ -156,6 +156,7 @@ impl LocalOperator {
             views: Vec::new(),
             final_key: None,
             window: None,
+            jit: Default::default(),
         })?;
         Ok(LocalOperator {
             operator,

@@ -103,6 +103,7 @@ fn plan(phase: Phase, emission: Emission, calls: Vec<AggCall>) -> AggPlan {
         views: Vec::new(),
         final_key: None,
         window: None,
+        jit: Default::default(),
     }
 }
 

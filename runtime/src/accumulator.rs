@@ -170,6 +170,20 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
         None
     }
 
+    /// The fused loop's lowering of this call's update over insert-only
+    /// input (`crate::jit`); `None` keeps the call on its static kernel.
+    #[cfg(feature = "jit")]
+    fn jit_lowering(&self) -> Option<crate::jit::Lowering> {
+        None
+    }
+
+    /// Base pointers of the state columns [`GroupAccumulator::jit_lowering`]
+    /// updates, valid until the state is next resized or reset.
+    #[cfg(feature = "jit")]
+    fn jit_state(&mut self) -> Option<crate::jit::StatePtrs> {
+        None
+    }
+
     /// A fresh DISTINCT view for `calls` calls over this call's argument;
     /// `None` for a call that is not DISTINCT.
     fn new_distinct_view(&self, _calls: usize) -> Option<ViewHandle> {

@@ -366,6 +366,7 @@ mod tests {
             views: Vec::new(),
             final_key: None,
             window: None,
+            jit: Default::default(),
         }
     }
 

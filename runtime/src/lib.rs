@@ -10,6 +10,8 @@ pub mod exchange;
 pub mod flink_key;
 pub mod generated;
 pub mod group_table;
+#[cfg(feature = "jit")]
+pub mod jit;
 pub mod kernel;
 pub mod memory;
 pub mod operator;

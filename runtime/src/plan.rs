@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{AggError, Result};
 use crate::group_table::{GroupTable, TablePath};
 pub use crate::registry::NotAdmitted;
-use crate::types::{InputMode, Phase, SqlType};
+use crate::types::{InputMode, JitMode, Phase, SqlType};
 pub use crate::window_agg::WindowPlan;
 
 /// The plan wire-format version this runtime writes and reads.
@@ -151,6 +151,8 @@ pub struct AggPlan {
     /// A window aggregate's windows (`crate::window_agg`); `None` for a
     /// GROUP BY aggregate.
     pub window: Option<WindowPlan>,
+    /// Whether fixed-width calls run in one JIT-compiled loop.
+    pub jit: JitMode,
 }
 
 /// DISTINCT calls sharing one distinct MapView in a two-phase plan.
@@ -209,6 +211,8 @@ struct WirePlan {
     final_key: Option<Vec<usize>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     window: Option<WindowPlan>,
+    #[serde(default, skip_serializing_if = "JitMode::is_auto")]
+    jit: JitMode,
 }
 
 fn parse_types(types: &[String]) -> Result<Vec<SqlType>> {
@@ -246,6 +250,7 @@ impl AggPlan {
             views: self.views.clone(),
             final_key: self.final_key.clone(),
             window: self.window.clone(),
+            jit: self.jit,
         };
         // Serializing plain strings, numbers and vectors cannot fail.
         serde_json::to_string(&wire).unwrap_or_default()
@@ -301,6 +306,7 @@ impl AggPlan {
             views: wire.views,
             final_key: wire.final_key,
             window: wire.window,
+            jit: wire.jit,
         };
         plan.validate()?;
         Ok(plan)
@@ -676,6 +682,7 @@ mod tests {
             views: Vec::new(),
             final_key: None,
             window: None,
+            jit: Default::default(),
         }
     }
 

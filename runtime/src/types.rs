@@ -50,3 +50,37 @@ impl RowKind {
 
 /// The name of the optional row-kind column in input and output batches.
 pub const ROW_KIND_COLUMN: &str = "$row_kind";
+
+/// Whether a plan's fixed-width calls run in one JIT-compiled loop
+/// (`table.exec.aggforge.jit`): `auto` where it is measured to win, `on`
+/// wherever a lowering exists, `off` never. Without the `jit` feature, or
+/// when compiling fails, the static kernels run whatever the mode.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum JitMode {
+    /// The JIT where it wins.
+    #[default]
+    Auto,
+    /// The JIT wherever a plan has a call it can fuse.
+    On,
+    /// The static kernels only.
+    Off,
+}
+
+impl JitMode {
+    /// The option value: `auto`, `on` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JitMode::Auto => "auto",
+            JitMode::On => "on",
+            JitMode::Off => "off",
+        }
+    }
+
+    /// Whether this is the default, `auto`.
+    pub fn is_auto(&self) -> bool {
+        *self == JitMode::Auto
+    }
+}

@@ -73,6 +73,12 @@ pub trait AvgRule: 'static {
     ) -> Option<<Self::Out as Binding>::Owned>;
     /// Result equality used to suppress unchanged results.
     fn same(a: <Self::Out as Binding>::Ref<'_>, b: <Self::Out as Binding>::Ref<'_>) -> bool;
+    /// [`AvgRule::add`] and the count's increment as the fused loop's IR
+    /// over state `[sum, valid, count]`; `None` where the rule has none.
+    #[cfg(feature = "jit")]
+    fn lowering() -> Option<crate::jit::Lowering> {
+        None
+    }
 }
 
 /// Columnar AVG state.
@@ -128,6 +134,19 @@ impl<R: AvgRule> AvgState<R> {
         self.sums.clear();
         self.valid.clear();
         self.counts.clear();
+    }
+
+    /// The fused loop's view of the state: `[sums, valid, counts]`.
+    #[cfg(feature = "jit")]
+    pub fn jit_state(&mut self) -> crate::jit::StatePtrs {
+        crate::jit::StatePtrs {
+            columns: vec![
+                self.sums.as_mut_ptr().cast(),
+                self.valid.as_mut_ptr().cast(),
+                self.counts.as_mut_ptr().cast(),
+            ],
+            groups: self.sums.len().min(self.valid.len()).min(self.counts.len()),
+        }
     }
 
     /// Bytes held.

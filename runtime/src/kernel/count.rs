@@ -42,9 +42,38 @@ impl Counts {
         self.values.clear();
     }
 
+    /// The fused loop's view of the state: `[counts]`.
+    #[cfg(feature = "jit")]
+    pub fn jit_state(&mut self) -> crate::jit::StatePtrs {
+        crate::jit::StatePtrs {
+            columns: vec![self.values.as_mut_ptr().cast()],
+            groups: self.values.len(),
+        }
+    }
+
     /// Bytes held.
     pub fn memory_bytes(&self) -> usize {
         self.values.capacity() * 8
+    }
+
+    /// [`Counts::update`] of one selected row as the fused loop's IR over
+    /// state `[count]` (COUNT(*) when `arg` is `None`, else COUNT over a
+    /// column of that carrier, whose NULLs the loop leaves unselected).
+    #[cfg(feature = "jit")]
+    pub fn lowering(arg: Option<crate::jit::Type>) -> crate::jit::Lowering {
+        fn fold(
+            b: &mut crate::jit::FunctionBuilder<'_>,
+            state: &[crate::jit::Value],
+            _value: Option<crate::jit::Value>,
+        ) -> Vec<crate::jit::Value> {
+            use cranelift_codegen::ir::InstBuilder;
+            vec![b.ins().iadd_imm_s(state[0], 1)]
+        }
+        crate::jit::Lowering {
+            arg,
+            state: vec![crate::jit::COUNT],
+            fold,
+        }
     }
 
     /// Counts the selected rows.

@@ -62,6 +62,12 @@ pub trait SlotRule: 'static {
     );
     /// Result equality used to suppress unchanged results.
     fn same(a: <Self::Acc as Binding>::Ref<'_>, b: <Self::Acc as Binding>::Ref<'_>) -> bool;
+    /// [`SlotRule::fold`] as the fused loop's IR over state `[value,
+    /// valid]`; `None` where the rule has none (the static kernel runs).
+    #[cfg(feature = "jit")]
+    fn lowering() -> Option<crate::jit::Lowering> {
+        None
+    }
 }
 
 /// Columnar one-slot state: a value and a validity flag per group.
@@ -113,6 +119,18 @@ impl<R: SlotRule> Slots<R> {
     pub fn reset(&mut self) {
         self.values.clear();
         self.valid.clear();
+    }
+
+    /// The fused loop's view of the state: `[values, valid]`.
+    #[cfg(feature = "jit")]
+    pub fn jit_state(&mut self) -> crate::jit::StatePtrs {
+        crate::jit::StatePtrs {
+            columns: vec![
+                self.values.as_mut_ptr().cast(),
+                self.valid.as_mut_ptr().cast(),
+            ],
+            groups: self.values.len().min(self.valid.len()),
+        }
     }
 
     /// Bytes held, heap included.

@@ -71,6 +71,7 @@ impl GroupAggOperator {
             + self.bundle.memory_bytes()
             + self.ordered.memory_bytes()
             + self.finals.as_ref().map_or(0, |f| f.memory_bytes())
+            + self.fusion.code_bytes()
     }
 
     /// Reserves `bytes`; when the running account says no, re-measures

@@ -28,6 +28,7 @@ mod budget;
 mod bundle;
 mod changelog;
 mod checkpoint;
+mod fusion;
 mod immediate;
 mod incremental;
 pub(crate) mod input;
@@ -107,6 +108,8 @@ pub struct GroupAggOperator {
     ordered: view_order::OrderedViews,
     /// An incremental aggregate's final level (`AggPlan::final_key`).
     finals: Option<incremental::FinalLevel>,
+    /// Whether the fixed-width calls fold in one JIT-compiled loop.
+    fusion: fusion::Fusion,
     /// Flink's message once a function failed the query (SINGLE_VALUE's
     /// second value): the changes Flink emits before that point were
     /// returned, and the operator takes nothing more.
@@ -243,6 +246,7 @@ impl GroupAggOperator {
                 .collect(),
         };
         check_input_widths(&calls, &input_arrow)?;
+        let fusion = fusion::Fusion::new(&plan, &calls, &accs, &input_arrow);
         let mut fields: Vec<Field> = key_arrow
             .iter()
             .enumerate()
@@ -302,6 +306,7 @@ impl GroupAggOperator {
             shared,
             ordered,
             finals,
+            fusion,
             failure: None,
             plan,
             calls,
@@ -318,6 +323,12 @@ impl GroupAggOperator {
     /// The specialization chosen for each call.
     pub fn specializations(&self) -> &[String] {
         &self.specializations
+    }
+
+    /// Whether the fixed-width calls run in one JIT-compiled loop:
+    /// `fused N of M calls (...)`, or `static: <reason>`.
+    pub fn jit_status(&self) -> &str {
+        self.fusion.status()
     }
 
     /// Schema of the batches [`process`](Self::process) and
@@ -484,7 +495,11 @@ impl GroupAggOperator {
             .map(|filter| input::call_rows(filter.as_ref(), None))
             .collect();
         let updates = input::updates(input, &rows, &self.ids);
-        shared_views::fold_calls(&mut self.accs, &self.shared, &updates, |_, acc, update| {
+        let fused = self.fusion.fold(&mut self.accs, input, &self.ids)?;
+        shared_views::fold_calls(&mut self.accs, &self.shared, &updates, |c, acc, update| {
+            if fused.get(c).copied().unwrap_or(false) {
+                return Ok(());
+            }
             acc.update(update)
         })?;
         for &g in &self.ids {

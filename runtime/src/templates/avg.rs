@@ -42,6 +42,8 @@ use std::marker::PhantomData;
 use super::rules::{sticky, Equality, Scalar, SumArith};
 use crate::kernel::avg::Scales;
 use crate::kernel::{AvgRule, Binding};
+#[cfg(feature = "jit")]
+use {super::rules::jit_add, crate::jit, cranelift_codegen::ir::InstBuilder};
 
 /// How AVG turns a sum and a count into the result.
 pub trait Division<A: SumArith>: 'static {
@@ -199,5 +201,31 @@ impl<A: SumArith, D: Division<A>, E: Equality<D::Out>> AvgRule for Avg<A, D, E> 
     #[inline(always)]
     fn same(a: OutRef<'_, A, D>, b: OutRef<'_, A, D>) -> bool {
         E::same(a, b)
+    }
+
+    /// The sum plus the widened value, validity kept (`sticky` without
+    /// overflow); the count plus one.
+    #[cfg(feature = "jit")]
+    fn lowering() -> Option<jit::Lowering> {
+        fn fold<A: SumArith>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &[jit::Value],
+            value: Option<jit::Value>,
+        ) -> Vec<jit::Value> {
+            match (A::jit_types(), value) {
+                (Some(types), Some(value)) => {
+                    let sum = jit_add(b, types, state[0], value);
+                    let count = b.ins().iadd_imm_s(state[2], 1);
+                    vec![sum, state[1], count]
+                }
+                _ => state.to_vec(),
+            }
+        }
+        let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;
+        Some(jit::Lowering {
+            arg: Some(arg),
+            state: vec![sum, jit::FLAG, jit::COUNT],
+            fold: fold::<A>,
+        })
     }
 }

@@ -173,6 +173,17 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     fn failed_position(&self, _groups: &[u32]) -> Option<(usize, &'static str)> {
         None
     }
+    /// The fused loop's lowering of this state's update for `spec`
+    /// (insert-only input), `None` where it has none.
+    #[cfg(feature = "jit")]
+    fn lowering(_spec: &AccSpec) -> Option<crate::jit::Lowering> {
+        None
+    }
+    /// The state columns [`TemplateState::lowering`] updates.
+    #[cfg(feature = "jit")]
+    fn jit_state(&mut self) -> Option<crate::jit::StatePtrs> {
+        None
+    }
     /// A fresh DISTINCT view for `calls` calls over this state's carrier
     /// (`None`: not a DISTINCT view).
     fn new_view(&self, _calls: usize) -> Option<ViewHandle> {
@@ -287,6 +298,21 @@ impl<S: TemplateState, const RETRACTING: bool> Accumulator<S, RETRACTING> {
 impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<S, RETRACTING> {
     fn name(&self) -> &'static str {
         self.spec.name
+    }
+
+    /// Insert-only specializations only: the fused loop reads no row kinds.
+    #[cfg(feature = "jit")]
+    fn jit_lowering(&self) -> Option<crate::jit::Lowering> {
+        if RETRACTING {
+            None
+        } else {
+            S::lowering(&self.spec)
+        }
+    }
+
+    #[cfg(feature = "jit")]
+    fn jit_state(&mut self) -> Option<crate::jit::StatePtrs> {
+        self.state.jit_state()
     }
 
     fn result_type(&self) -> DataType {

@@ -14,6 +14,8 @@ use std::marker::PhantomData;
 use arrow_array::ArrowNativeTypeOp;
 
 use crate::kernel::{Binding, Bool, Dec128, Dec64, Prim, Timestamp, Ts, Utf8};
+#[cfg(feature = "jit")]
+use {crate::jit, cranelift_codegen::ir::InstBuilder};
 
 /// A binding whose values are read and held as the same `Copy` value
 /// (every carrier but strings); the conversions are identities.
@@ -124,6 +126,12 @@ pub trait ExtremeOrder: 'static {
         valid: &mut bool,
         value: <Self::B as Binding>::Ref<'_>,
     );
+    /// [`ExtremeOrder::fold`] as the fused loop's IR over state `[value,
+    /// valid]`, where the carrier has a fixed-width lowering.
+    #[cfg(feature = "jit")]
+    fn lowering<D: Direction>() -> Option<jit::Lowering> {
+        None
+    }
 }
 
 /// Signed integers, DECIMAL, DATE, TIME and TIMESTAMP: a total order. A
@@ -161,6 +169,32 @@ where
             held.max(value)
         });
         *valid = true;
+    }
+
+    /// `smin`/`smax` of the held and the new value; valid.
+    #[cfg(feature = "jit")]
+    fn lowering<D: Direction>() -> Option<jit::Lowering> {
+        fn fold<D: Direction>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &[jit::Value],
+            value: Option<jit::Value>,
+        ) -> Vec<jit::Value> {
+            let Some(value) = value else {
+                return state.to_vec();
+            };
+            let folded = if D::MIN {
+                b.ins().smin(state[0], value)
+            } else {
+                b.ins().smax(state[0], value)
+            };
+            vec![folded, jit::valid_flag(b)]
+        }
+        let ty = jit::carrier::<B::V>().filter(|t| t.is_int())?;
+        Some(jit::Lowering {
+            arg: Some(ty),
+            state: vec![ty, jit::FLAG],
+            fold: fold::<D>,
+        })
     }
 }
 
@@ -222,6 +256,39 @@ where
             *acc = B::own(value);
             *valid = true;
         }
+    }
+
+    /// The value where the slot is NULL or Java's `<` (`>`) holds
+    /// (ordered compares: false with a NaN); valid.
+    #[cfg(feature = "jit")]
+    fn lowering<D: Direction>() -> Option<jit::Lowering> {
+        fn fold<D: Direction>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &[jit::Value],
+            value: Option<jit::Value>,
+        ) -> Vec<jit::Value> {
+            use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+            let Some(value) = value else {
+                return state.to_vec();
+            };
+            let (held, valid) = (state[0], state[1]);
+            let cc = if D::MIN {
+                FloatCC::LessThan
+            } else {
+                FloatCC::GreaterThan
+            };
+            let wins = b.ins().fcmp(cc, value, held);
+            let empty = b.ins().icmp_imm_u(IntCC::Equal, valid, 0);
+            let take = b.ins().bor(wins, empty);
+            let folded = b.ins().select(take, value, held);
+            vec![folded, jit::valid_flag(b)]
+        }
+        let ty = jit::carrier::<B::V>().filter(|t| t.is_float())?;
+        Some(jit::Lowering {
+            arg: Some(ty),
+            state: vec![ty, jit::FLAG],
+            fold: fold::<D>,
+        })
     }
 }
 
@@ -353,6 +420,13 @@ pub trait SumArith: 'static {
     ) -> Option<<Self::Acc as Scalar>::V> {
         Self::add(sum, value)
     }
+    /// The Cranelift carriers of the argument and the sum where the
+    /// addition has a fused-loop lowering ([`jit_add`]: wrapping integers,
+    /// IEEE floats; not DECIMAL(38), which overflows to NULL).
+    #[cfg(feature = "jit")]
+    fn jit_types() -> Option<(jit::Type, jit::Type)> {
+        None
+    }
     /// `sum - value`, as [`SumArith::add_arg`] adds.
     #[inline(always)]
     fn sub_arg(
@@ -405,6 +479,12 @@ where
     #[inline(always)]
     fn sub(a: Acc::V, b: Acc::V) -> Option<Acc::V> {
         Some(a.sub_wrapping(b))
+    }
+
+    #[cfg(feature = "jit")]
+    fn jit_types() -> Option<(jit::Type, jit::Type)> {
+        let types = (jit::carrier::<In::V>()?, jit::carrier::<Acc::V>()?);
+        (types.0.is_int() && types.1.is_int()).then_some(types)
     }
 }
 
@@ -469,6 +549,12 @@ where
     #[inline(always)]
     fn sub(a: Acc::V, b: Acc::V) -> Option<Acc::V> {
         Some(a - b)
+    }
+
+    #[cfg(feature = "jit")]
+    fn jit_types() -> Option<(jit::Type, jit::Type)> {
+        let types = (jit::carrier::<In::V>()?, jit::carrier::<Acc::V>()?);
+        (types.0.is_float() && types.1.is_float()).then_some(types)
     }
 }
 
@@ -544,6 +630,25 @@ pub(crate) type SumOp<A> = fn(
     <<A as SumArith>::Acc as Scalar>::V,
     <<A as SumArith>::Acc as Scalar>::V,
 ) -> Option<<<A as SumArith>::Acc as Scalar>::V>;
+
+/// `sum + value` in the fused loop, for arithmetic `A` whose
+/// [`SumArith::jit_types`] are `(arg, sum)`: the argument widened, then a
+/// wrapping integer or IEEE addition ([`SumArith::add_arg`] of `Wrapping`
+/// and `Ieee`).
+#[cfg(feature = "jit")]
+pub(crate) fn jit_add(
+    b: &mut jit::FunctionBuilder<'_>,
+    (arg, sum_type): (jit::Type, jit::Type),
+    sum: jit::Value,
+    value: jit::Value,
+) -> jit::Value {
+    let value = jit::widen(b, value, arg, sum_type);
+    if sum_type.is_float() {
+        b.ins().fadd(sum, value)
+    } else {
+        b.ins().iadd(sum, value)
+    }
+}
 
 /// `op` on a sum that stays NULL once it overflowed (`plus(NULL, x)` is
 /// NULL): SUM0 and AVG.

@@ -64,4 +64,9 @@ impl<O: ExtremeOrder, D: Direction, E: Equality<O::B>> SlotRule for RunningExtre
     fn same(a: Ref<'_, O>, b: Ref<'_, O>) -> bool {
         E::same(a, b)
     }
+
+    #[cfg(feature = "jit")]
+    fn lowering() -> Option<crate::jit::Lowering> {
+        O::lowering::<D>()
+    }
 }

@@ -51,6 +51,16 @@ where
 {
     kernel_basics!(Slots);
 
+    #[cfg(feature = "jit")]
+    fn lowering(_spec: &AccSpec) -> Option<crate::jit::Lowering> {
+        R::lowering()
+    }
+
+    #[cfg(feature = "jit")]
+    fn jit_state(&mut self) -> Option<crate::jit::StatePtrs> {
+        Some(Slots::jit_state(self))
+    }
+
     fn bytes_per_group() -> usize {
         Slots::<R>::bytes_per_group()
     }
@@ -132,6 +142,16 @@ where
     AvgState<R>: Send,
 {
     kernel_basics!(AvgState);
+
+    #[cfg(feature = "jit")]
+    fn lowering(_spec: &AccSpec) -> Option<crate::jit::Lowering> {
+        R::lowering()
+    }
+
+    #[cfg(feature = "jit")]
+    fn jit_state(&mut self) -> Option<crate::jit::StatePtrs> {
+        Some(AvgState::jit_state(self))
+    }
 
     fn bytes_per_group() -> usize {
         AvgState::<R>::bytes_per_group()
@@ -223,6 +243,17 @@ fn count_argument<'a>(spec: &AccSpec, batch: &BatchUpdate<'a>) -> Result<Option<
 
 impl TemplateState for Counts {
     kernel_basics!(Counts);
+
+    /// COUNT reads only its argument's validity, never a value.
+    #[cfg(feature = "jit")]
+    fn lowering(_spec: &AccSpec) -> Option<crate::jit::Lowering> {
+        Some(Counts::lowering(None))
+    }
+
+    #[cfg(feature = "jit")]
+    fn jit_state(&mut self) -> Option<crate::jit::StatePtrs> {
+        Some(Counts::jit_state(self))
+    }
 
     fn bytes_per_group() -> usize {
         Counts::bytes_per_group()

@@ -42,6 +42,8 @@ use std::marker::PhantomData;
 
 use super::rules::{restarting, Equality, Scalar, SumArith, SumOp};
 use crate::kernel::{Binding, SlotRule};
+#[cfg(feature = "jit")]
+use {super::rules::jit_add, crate::jit};
 
 /// SUM with arithmetic `A`, results compared under `E`.
 #[derive(Debug)]
@@ -100,5 +102,28 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum<A, E> {
     #[inline(always)]
     fn same(a: AccRef<'_, A>, b: AccRef<'_, A>) -> bool {
         E::same(a, b)
+    }
+
+    /// The sum plus the widened value; valid (`add` without overflow).
+    #[cfg(feature = "jit")]
+    fn lowering() -> Option<jit::Lowering> {
+        fn fold<A: SumArith>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &[jit::Value],
+            value: Option<jit::Value>,
+        ) -> Vec<jit::Value> {
+            match (A::jit_types(), value) {
+                (Some(types), Some(value)) => {
+                    vec![jit_add(b, types, state[0], value), jit::valid_flag(b)]
+                }
+                _ => state.to_vec(),
+            }
+        }
+        let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;
+        Some(jit::Lowering {
+            arg: Some(arg),
+            state: vec![sum, jit::FLAG],
+            fold: fold::<A>,
+        })
     }
 }

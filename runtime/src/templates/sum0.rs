@@ -38,6 +38,8 @@ use std::marker::PhantomData;
 
 use super::rules::{sticky, Equality, Scalar, SumArith};
 use crate::kernel::{Binding, SlotRule};
+#[cfg(feature = "jit")]
+use {super::rules::jit_add, crate::jit};
 
 /// SUM0 with arithmetic `A`, results compared under `E`.
 #[derive(Debug)]
@@ -81,5 +83,27 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum0<A, E> {
     #[inline(always)]
     fn same(a: AccRef<'_, A>, b: AccRef<'_, A>) -> bool {
         E::same(a, b)
+    }
+
+    /// The sum plus the widened value, validity kept (`sticky` without
+    /// overflow).
+    #[cfg(feature = "jit")]
+    fn lowering() -> Option<jit::Lowering> {
+        fn fold<A: SumArith>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &[jit::Value],
+            value: Option<jit::Value>,
+        ) -> Vec<jit::Value> {
+            match (A::jit_types(), value) {
+                (Some(types), Some(value)) => vec![jit_add(b, types, state[0], value), state[1]],
+                _ => state.to_vec(),
+            }
+        }
+        let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;
+        Some(jit::Lowering {
+            arg: Some(arg),
+            state: vec![sum, jit::FLAG],
+            fold: fold::<A>,
+        })
     }
 }

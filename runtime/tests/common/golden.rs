@@ -176,6 +176,7 @@ impl Case {
             views: Vec::new(),
             final_key: None,
             window: None,
+            jit: Default::default(),
         }
     }
 

@@ -46,6 +46,7 @@ pub fn plan(key: SqlType, calls: Vec<AggCall>, emission: Emission) -> AggPlan {
         views: Vec::new(),
         final_key: None,
         window: None,
+        jit: Default::default(),
     }
 }
 

@@ -1,0 +1,320 @@
+//! A plan's fused loop as the operators run it: which calls it covers,
+//! binding a batch's columns and the calls' state to the compiled code,
+//! and the compiled variants (one per pattern of columns with NULLs).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::{Array, ArrayRef, BooleanArray};
+use arrow_schema::DataType;
+
+use super::emit::{compile, CallShape, ColumnShape, Compiled, Shape};
+use super::Type;
+use crate::accumulator::GroupAccumulator;
+use crate::error::{AggError, Result};
+use crate::plan::AggCall;
+use crate::types::JitMode;
+
+/// The fewest fused calls for which `auto` runs the loop: with one call the
+/// static kernel is the same loop (benches/RESULTS.md, "The JIT").
+pub const AUTO_MIN_CALLS: usize = 2;
+
+/// A plan's fused calls and their compiled loops.
+#[derive(Debug)]
+pub struct Fused {
+    /// Operator call index of each fused call, in loop order.
+    calls: Vec<usize>,
+    /// By operator call: whether the loop covers it.
+    covered: Vec<bool>,
+    /// Per distinct argument column: an operator call reading it as its
+    /// only argument.
+    columns: Vec<usize>,
+    /// Per distinct FILTER column: an operator call filtered by it.
+    filters: Vec<usize>,
+    /// The loop's shape with no column NULL; variants set `nullable`.
+    shape: Shape,
+    /// Compiled loops by which columns and filters have NULLs.
+    variants: HashMap<Vec<bool>, Arc<Compiled>>,
+    /// Time spent compiling the variants this operator compiled.
+    compile_time: Duration,
+}
+
+/// What became of a plan's JIT: the fused loop, or why the static kernels
+/// run, for EXPLAIN-like reports and the operator's log.
+#[derive(Debug)]
+pub struct Planned {
+    /// The fused loop, when one runs.
+    pub fused: Option<Fused>,
+    /// `fused N of M calls (...)`, or `static: <reason>`.
+    pub status: String,
+}
+
+fn static_kernels(reason: impl Into<String>) -> Planned {
+    Planned {
+        fused: None,
+        status: format!("static: {}", reason.into()),
+    }
+}
+
+impl Fused {
+    /// Chooses the calls to fuse and compiles the loop for batches without
+    /// NULLs. `arg_types` are the calls' argument Arrow types.
+    pub fn plan(
+        mode: JitMode,
+        calls: &[AggCall],
+        accs: &[Box<dyn GroupAccumulator>],
+        arg_types: &[Vec<DataType>],
+    ) -> Planned {
+        if mode == JitMode::Off {
+            return static_kernels("table.exec.aggforge.jit is off");
+        }
+        let mut fused = Fused {
+            calls: Vec::new(),
+            covered: vec![false; calls.len()],
+            columns: Vec::new(),
+            filters: Vec::new(),
+            shape: Shape::default(),
+            variants: HashMap::new(),
+            compile_time: Duration::ZERO,
+        };
+        let mut column_of: HashMap<usize, usize> = HashMap::new();
+        let mut filter_of: HashMap<usize, usize> = HashMap::new();
+        for (c, (call, acc)) in calls.iter().zip(accs).enumerate() {
+            let Some(lowering) = acc.jit_lowering() else {
+                continue;
+            };
+            if call.distinct || call.args.len() > 1 {
+                continue;
+            }
+            let arg = match (call.args.first(), arg_types.get(c).and_then(|t| t.first())) {
+                (None, _) => None,
+                (Some(&column), Some(arrow)) => {
+                    let width = lowering.arg.map(|t| t.bytes() as usize);
+                    if width.is_some_and(|w| arrow.primitive_width() != Some(w)) {
+                        continue;
+                    }
+                    let slot = *column_of.entry(column).or_insert_with(|| {
+                        fused.columns.push(c);
+                        fused.shape.columns.push(ColumnShape {
+                            ty: None,
+                            nullable: false,
+                        });
+                        fused.columns.len() - 1
+                    });
+                    let shape = &mut fused.shape.columns[slot];
+                    match (shape.ty, lowering.arg) {
+                        (Some(a), Some(b)) if a != b => continue,
+                        (None, read) => shape.ty = read,
+                        _ => {}
+                    }
+                    Some(slot)
+                }
+                (Some(_), None) => continue,
+            };
+            if lowering.arg.is_some() && arg.is_none() {
+                continue;
+            }
+            let filter = call.filter.map(|column| {
+                *filter_of.entry(column).or_insert_with(|| {
+                    fused.filters.push(c);
+                    fused.shape.filters.push(false);
+                    fused.filters.len() - 1
+                })
+            });
+            fused.shape.calls.push(CallShape {
+                name: acc.name(),
+                lowering,
+                arg,
+                filter,
+            });
+            fused.calls.push(c);
+            fused.covered[c] = true;
+        }
+        let n = fused.calls.len();
+        if n == 0 {
+            return static_kernels("no call has a fixed-width lowering");
+        }
+        if mode == JitMode::Auto && n < AUTO_MIN_CALLS {
+            return static_kernels(format!(
+                "auto: {n} call to fuse, the static kernel is as fast below {AUTO_MIN_CALLS}"
+            ));
+        }
+        let no_nulls = vec![false; fused.columns.len() + fused.filters.len()];
+        if let Err(e) = fused.variant(&no_nulls) {
+            return static_kernels(e.to_string());
+        }
+        let status = format!(
+            "fused {n} of {} calls ({} bytes of code, compiled in {:.2} ms)",
+            calls.len(),
+            fused.code_bytes(),
+            fused.compile_time.as_secs_f64() * 1e3
+        );
+        Planned {
+            fused: Some(fused),
+            status,
+        }
+    }
+
+    /// By operator call: whether the fused loop folds it.
+    pub fn covered(&self) -> &[bool] {
+        &self.covered
+    }
+
+    /// Bytes of machine code of the compiled variants.
+    pub fn code_bytes(&self) -> usize {
+        self.variants.values().map(|v| v.code_bytes).sum()
+    }
+
+    /// Time this operator spent compiling.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// The loop's shape (no column NULL).
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The compiled loop for a NULL pattern (columns, then filters).
+    fn variant(&mut self, nulls: &[bool]) -> Result<Arc<Compiled>> {
+        if let Some(found) = self.variants.get(nulls) {
+            return Ok(found.clone());
+        }
+        let mut shape = self.shape.clone();
+        let (columns, filters) = nulls.split_at(shape.columns.len());
+        for (c, &nullable) in shape.columns.iter_mut().zip(columns) {
+            c.nullable = nullable;
+        }
+        shape.filters.copy_from_slice(filters);
+        let (compiled, fresh) = compile(&shape)?;
+        if fresh {
+            self.compile_time += compiled.compile_time;
+        }
+        self.variants.insert(nulls.to_vec(), compiled.clone());
+        Ok(compiled)
+    }
+
+    /// Folds the batch's rows into every fused call's state: `args` and
+    /// `filters` by operator call (as the operator read them), `ids` the
+    /// rows' group ids. An error leaves every state as it was; the caller
+    /// then folds the batch with the static kernels.
+    pub fn update(
+        &mut self,
+        accs: &mut [Box<dyn GroupAccumulator>],
+        args: &[Vec<ArrayRef>],
+        filters: &[Option<BooleanArray>],
+        ids: &[u32],
+    ) -> Result<()> {
+        let rows = ids.len();
+        if rows == 0 {
+            return Ok(());
+        }
+        let mut words: Vec<u64> = Vec::with_capacity(self.shape.param_words());
+        let mut nulls = Vec::with_capacity(self.columns.len() + self.filters.len());
+        for (&c, shape) in self.columns.iter().zip(&self.shape.columns) {
+            let array = args
+                .get(c)
+                .and_then(|a| a.first())
+                .ok_or_else(|| missing(c))?;
+            nulls.push(column_words(array, shape.ty, rows, &mut words)?);
+        }
+        for &c in &self.filters {
+            let filter = filters
+                .get(c)
+                .and_then(Option::as_ref)
+                .ok_or_else(|| missing(c))?;
+            nulls.push(filter_words(filter, rows, &mut words)?);
+        }
+        let needed = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
+        for &c in &self.calls {
+            let state = accs[c]
+                .jit_state()
+                .filter(|s| s.groups >= needed)
+                .ok_or_else(|| AggError::Unsupported(format!("call {c}: state not sized")))?;
+            words.extend(state.columns.iter().map(|&p| p as u64));
+        }
+        let compiled = self.variant(&nulls)?;
+        debug_assert_eq!(words.len(), self.shape.param_words());
+        // SAFETY: the words follow the layout `emit` reads for this
+        // variant's shape (built above in its order, `param_words` long):
+        // every column's values (`column_words`) and bitmaps hold at least
+        // `rows` entries from the given offsets; every state column holds
+        // `groups >= max(ids) + 1` values of its lowering's type (the
+        // accumulator's own vectors, not resized until the call returns, as
+        // `accs` stays borrowed); `ids` holds `rows` ids.
+        unsafe { (compiled.entry())(rows as u64, ids.as_ptr(), words.as_ptr()) };
+        Ok(())
+    }
+}
+
+fn missing(call: usize) -> AggError {
+    AggError::Input(format!("the fused loop's input of call {call} is missing"))
+}
+
+/// Appends a column's values pointer (0 when `ty` is `None`: only its
+/// validity is read), validity pointer and bit offset; returns whether it
+/// has NULLs.
+fn column_words(
+    array: &ArrayRef,
+    ty: Option<Type>,
+    rows: usize,
+    words: &mut Vec<u64>,
+) -> Result<bool> {
+    let data = array.to_data();
+    if data.len() < rows {
+        return Err(AggError::Input(format!(
+            "an argument column has {} rows, the batch {rows}",
+            data.len()
+        )));
+    }
+    let values = match ty {
+        None => 0,
+        Some(ty) => {
+            let width = ty.bytes() as usize;
+            let buffer = data.buffers().first().filter(|b| {
+                data.data_type().primitive_width() == Some(width)
+                    && b.len() >= (data.offset() + rows) * width
+            });
+            let buffer = buffer.ok_or_else(|| {
+                AggError::Input(format!(
+                    "an argument column of type {} is not {width}-byte values",
+                    data.data_type()
+                ))
+            })?;
+            buffer.as_ptr() as u64 + (data.offset() * width) as u64
+        }
+    };
+    words.push(values);
+    Ok(push_nulls(data.nulls(), words))
+}
+
+/// Appends a FILTER column's values bitmap and offset, then its validity
+/// (as [`column_words`]); returns whether it has NULLs.
+fn filter_words(filter: &BooleanArray, rows: usize, words: &mut Vec<u64>) -> Result<bool> {
+    if filter.len() < rows {
+        return Err(AggError::Input(format!(
+            "a FILTER column has {} rows, the batch {rows}",
+            filter.len()
+        )));
+    }
+    let values = filter.values();
+    words.push(values.inner().as_ptr() as u64);
+    words.push(values.offset() as u64);
+    Ok(push_nulls(filter.nulls(), words))
+}
+
+fn push_nulls(nulls: Option<&arrow_buffer::NullBuffer>, words: &mut Vec<u64>) -> bool {
+    match nulls.filter(|n| n.null_count() > 0) {
+        Some(n) => {
+            words.push(n.buffer().as_ptr() as u64);
+            words.push(n.offset() as u64);
+            true
+        }
+        None => {
+            words.push(0);
+            words.push(0);
+            false
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The Cranelift JIT (feature `jit`): one machine-code loop per batch for
+//! all the fixed-width calls of a plan, instead of one kernel per call.
+//!
+//! The static path runs each call's kernel over the whole batch: every
+//! kernel reads the group ids, its argument column and its validity again.
+//! The fused loop ([`emit`]) reads each group id, argument column,
+//! validity bitmap and FILTER column once per row and applies every call's
+//! update to its state in place. What each call's update is comes from the
+//! call's rule: each rule's Cranelift lowering ([`Lowering`]) sits beside
+//! its Rust implementation in `crate::templates` and `crate::kernel`, so
+//! one function's semantics stay in one place.
+//!
+//! A plan is fused when [`JitMode`] asks for it and its shape allows
+//! ([`fused::Fused::plan`]); calls without a lowering (strings, DECIMAL(38),
+//! DISTINCT, ...) keep their static kernels in the same batch. Compiled
+//! code is cached by shape ([`emit::compile`]). Any failure to compile
+//! leaves the plan on the static kernels with the reason recorded.
+
+pub mod emit;
+pub mod fused;
+
+use std::any::TypeId;
+
+pub use cranelift_codegen::ir::types::Type;
+pub use cranelift_codegen::ir::Value;
+pub use cranelift_frontend::FunctionBuilder;
+pub use emit::{compile, Compiled, Shape};
+pub use fused::Fused;
+
+/// One row's fold of a selected (non-NULL, FILTER-passing) argument value,
+/// as Cranelift IR: given the group's state values (in the order of
+/// [`Lowering::state`]) and the argument value (`None` for COUNT(*)), the
+/// new state values. The emitter loads and stores the state and keeps the
+/// old values for rows that are not selected.
+pub type FoldIr = fn(&mut FunctionBuilder<'_>, &[Value], Option<Value>) -> Vec<Value>;
+
+/// How a rule's update looks to the fused loop: fixed-width state columns
+/// (one value per group each) and the fold that updates them.
+#[derive(Clone)]
+pub struct Lowering {
+    /// Cranelift type of the argument carrier (`None`: COUNT(*)).
+    pub arg: Option<Type>,
+    /// Cranelift types of the state columns, in the order
+    /// `TemplateState::jit_state` hands out their base pointers (a
+    /// validity flag is an `I8` of 0 or 1).
+    pub state: Vec<Type>,
+    /// The fold of one selected row.
+    pub fold: FoldIr,
+}
+
+impl std::fmt::Debug for Lowering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lowering")
+            .field("arg", &self.arg)
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+/// Base pointers of one call's state columns (in [`Lowering::state`]
+/// order) and the number of groups each holds.
+#[derive(Debug, Clone)]
+pub struct StatePtrs {
+    /// Base pointer of each state column.
+    pub columns: Vec<*mut u8>,
+    /// Groups held by every column.
+    pub groups: usize,
+}
+
+/// The Cranelift type of a fixed-width carrier value `V` the fused loop
+/// handles (the integers and floats of `types.toml`), `None` for others
+/// (i128, timestamps, strings), which stay on the static kernels.
+pub fn carrier<V: 'static>() -> Option<Type> {
+    use cranelift_codegen::ir::types::{F32, F64, I16, I32, I64, I8};
+    let id = TypeId::of::<V>();
+    [
+        (TypeId::of::<i8>(), I8),
+        (TypeId::of::<i16>(), I16),
+        (TypeId::of::<i32>(), I32),
+        (TypeId::of::<i64>(), I64),
+        (TypeId::of::<f32>(), F32),
+        (TypeId::of::<f64>(), F64),
+    ]
+    .into_iter()
+    .find_map(|(t, ty)| (t == id).then_some(ty))
+}
+
+/// `value` converted from carrier type `from` to the wider carrier `to`
+/// of the same kind (sign-extended integers, promoted floats): a sum's
+/// widening of its argument.
+pub fn widen(b: &mut FunctionBuilder<'_>, value: Value, from: Type, to: Type) -> Value {
+    if from == to {
+        return value;
+    }
+    use cranelift_codegen::ir::InstBuilder;
+    if to.is_float() {
+        b.ins().fpromote(to, value)
+    } else {
+        b.ins().sextend(to, value)
+    }
+}
+
+/// The type of a validity flag in state (`bool`: 0 or 1).
+pub const FLAG: Type = cranelift_codegen::ir::types::I8;
+
+/// The type of a count in state (`i64`).
+pub const COUNT: Type = cranelift_codegen::ir::types::I64;
+
+/// A constant `1` validity flag.
+pub fn valid_flag(b: &mut FunctionBuilder<'_>) -> Value {
+    use cranelift_codegen::ir::InstBuilder;
+    b.ins().iconst(FLAG, 1)
+}
