@@ -170,6 +170,18 @@ pub fn update(
     accumulator.update_batch(values, group_indices, None, total_num_groups)
 }
 
+/// Folds the rows of one batch that pass `filter` into a DataFusion group
+/// accumulator (its `opt_filter`: a FILTER clause).
+pub fn update_filtered(
+    accumulator: &mut dyn GroupsAccumulator,
+    values: &[ArrayRef],
+    group_indices: &[usize],
+    filter: Option<&arrow_array::BooleanArray>,
+    total_num_groups: usize,
+) -> Result<()> {
+    accumulator.update_batch(values, group_indices, filter, total_num_groups)
+}
+
 /// Evaluates and drains every group (DataFusion's end-of-input emission).
 pub fn evaluate_all(accumulator: &mut dyn GroupsAccumulator) -> Result<ArrayRef> {
     accumulator.evaluate(EmitTo::All)

@@ -2,6 +2,7 @@
 //! general (boxed scalar) baseline, the kernel suite's inputs, and, behind the `datafusion-compare`
 //! feature, DataFusion's own group accumulators on the same data.
 
+pub mod call_lists;
 pub mod data;
 pub mod general;
 pub mod kernel_input;

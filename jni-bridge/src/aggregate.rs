@@ -202,6 +202,11 @@ pub fn failure(handle: u64) -> BridgeResult<Option<&'static str>> {
     OPERATORS.with(handle, |op| Ok(op.failure()))
 }
 
+/// Whether the operator's calls run in one JIT-compiled loop, and why not.
+pub fn jit_status(handle: u64) -> BridgeResult<String> {
+    OPERATORS.with(handle, |op| Ok(op.jit_status()))
+}
+
 /// Bytes of state and bundle the operator holds.
 pub fn memory_used(handle: u64) -> BridgeResult<usize> {
     OPERATORS.with(handle, |op| Ok(op.memory_used()))

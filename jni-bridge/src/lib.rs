@@ -441,6 +441,20 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_failure
     )
 }
 
+/// `static native String jitStatus(long handle)`: `fused N of M calls
+/// (...)` or `static: <reason>`.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_jitStatus<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let status = aggregate::jit_status(handle as u64)?;
+        Ok(env.new_string(status)?.into_raw())
+    })
+}
+
 /// `static native long memoryUsed(long handle)`.
 #[no_mangle]
 pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_memoryUsed<'l>(

@@ -109,6 +109,15 @@ impl NativeOperator {
         }
     }
 
+    /// Whether the fixed-width calls run in one JIT-compiled loop:
+    /// `fused N of M calls (...)`, or `static: <reason>`.
+    pub fn jit_status(&self) -> String {
+        match self {
+            NativeOperator::Group(op) => op.jit_status().to_string(),
+            NativeOperator::Window(_) => "static: window aggregates fold per window".into(),
+        }
+    }
+
     /// Flink's message when a function failed the query.
     pub fn failure(&self) -> Option<&'static str> {
         match self {

@@ -1,7 +1,8 @@
 //! The fused JIT loop against the static kernels: random plans (call
 //! lists over every fixed-width type, with string and DECIMAL(38) calls
 //! mixed in that stay static, shared argument and FILTER columns), random
-//! rows (NULLs, NaN, -0.0, integer extremes, NULL filters), random bundle
+//! rows (NULLs, NaN, -0.0, integer extremes, NULL filters; batches over
+//! several 64-row chunks, sliced so bitmaps start mid-byte), random bundle
 //! splits, in the local phase and the mini-batch single phase. The output
 //! with `jit = on` must be the output with `jit = off`, row for row, and
 //! the plan must really have been fused. The static kernels themselves
@@ -179,16 +180,26 @@ fn run(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
     fn fused_loop_matches_static_kernels(
         specs in prop::collection::vec(call_spec(), 1..9),
-        batches in prop::collection::vec(prop::collection::vec(row(), 0..48), 1..5),
+        batches in prop::collection::vec(prop::collection::vec(row(), 0..160), 1..5),
+        offset in 0usize..20,
         split in 0usize..5,
         local in any::<bool>(),
     ) {
-        let batches: Vec<RecordBatch> = batches.iter().map(|rows| input(rows)).collect();
+        // Batches past 64 rows take several of the loop's 64-row chunks;
+        // a slice (non-zero offset) makes its bitmaps start mid-byte.
+        let batches: Vec<RecordBatch> = batches
+            .iter()
+            .map(|rows| {
+                let batch = input(rows);
+                let from = offset.min(batch.num_rows());
+                batch.slice(from, batch.num_rows() - from)
+            })
+            .collect();
         let split = split.min(batches.len());
         let bundles = vec![batches[..split].to_vec(), batches[split..].to_vec()];
         let phase = if local { Phase::Local } else { Phase::Single };

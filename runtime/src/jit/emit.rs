@@ -3,12 +3,13 @@
 //!
 //! The function is `extern "C" fn(rows: u64, ids: *const u32, params:
 //! *const u64)`. `params` holds, in order: per argument column its values
-//! pointer, validity pointer (0 when the shape says it has no NULLs) and
-//! validity bit offset; per FILTER column its values pointer and bit
-//! offset, then its validity pointer and bit offset; per call the base
-//! pointer of each of its state columns. One pass over the rows reads the
-//! group id, each column value and bit once, and applies every call's fold
-//! where the row is selected (FILTER true, argument not NULL).
+//! pointer and its validity bitmap (0 when the shape says it has no NULLs);
+//! per FILTER column its values bitmap and its validity bitmap; per call
+//! the base pointer of each of its state columns. Bitmaps start at bit 0
+//! and are readable as whole 64-bit words up to the last row's. One pass
+//! over the rows reads the group id, each column value and bit once, and
+//! applies every call's fold where the row is selected (FILTER true,
+//! argument not NULL).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -16,14 +17,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I64, I8};
+use cranelift_codegen::ir::types::{I64, I8};
 use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 
-use super::{FunctionBuilder, Lowering, Type, Value};
+use super::{FunctionBuilder, Lowering, StateRow, Type, Value, Write};
 use crate::error::{AggError, Result};
 
 /// One argument column of a fused loop.
@@ -94,8 +95,8 @@ impl Shape {
 
     /// Number of `u64` words the function's `params` holds.
     pub fn param_words(&self) -> usize {
-        self.columns.len() * 3
-            + self.filters.len() * 4
+        self.columns.len() * 2
+            + self.filters.len() * 2
             + self
                 .calls
                 .iter()
@@ -171,7 +172,7 @@ pub fn compile(shape: &Shape) -> Result<(Arc<Compiled>, bool)> {
     if let Some(found) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok((found.clone(), false));
     }
-    let compiled = Arc::new(build(shape)?);
+    let compiled = Arc::new(compile_uncached(shape)?);
     let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
     if cache.len() < CACHE_LIMIT {
         cache.insert(key, compiled.clone());
@@ -183,8 +184,9 @@ fn jit_error(what: &str, e: impl std::fmt::Display) -> AggError {
     AggError::Unsupported(format!("JIT {what}: {e}"))
 }
 
-/// Builds and compiles the loop for `shape`.
-fn build(shape: &Shape) -> Result<Compiled> {
+/// Builds and compiles the loop for `shape`, bypassing the cache (what a
+/// plan's first batch costs; the compile-time bench and `aggforge jit`).
+pub fn compile_uncached(shape: &Shape) -> Result<Compiled> {
     let started = Instant::now();
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
@@ -241,20 +243,10 @@ fn build(shape: &Shape) -> Result<Compiled> {
     })
 }
 
-/// The row's bit `pos` of the bitmap at `base`, as an `I8` 0 or 1.
-fn bit(b: &mut FunctionBuilder<'_>, input: MemFlagsData, base: Value, pos: Value) -> Value {
-    let byte_index = b.ins().ushr_imm_u(pos, 3);
-    let addr = b.ins().iadd(base, byte_index);
-    let byte = b.ins().uload8(I32, input, addr, 0);
-    let shift = b.ins().band_imm_u(pos, 7);
-    let shift = b.ins().ireduce(I32, shift);
-    let shifted = b.ins().ushr(byte, shift);
-    let one = b.ins().band_imm_u(shifted, 1);
-    b.ins().ireduce(I8, one)
-}
-
-/// Emits the function body: entry block loads `params`, one loop block per
-/// row.
+/// Emits the function body. The rows run in chunks of 64: `chunk` loads
+/// each bitmap's 64-bit word for the chunk, `row` folds one row (taking
+/// bit 0 of every word, then shifting the words right), and `next` starts
+/// the next chunk or returns.
 fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()> {
     // Input columns, ids and params are read-only and non-trapping (their
     // alignment is not relied on: buffers may come from Java); state is
@@ -262,50 +254,88 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
     let flags = MemFlagsData::new().with_notrap().with_readonly();
     let state_flags = MemFlagsData::trusted();
     let entry = b.create_block();
-    let body = b.create_block();
+    let chunk = b.create_block();
+    let row_block = b.create_block();
+    let next = b.create_block();
     let exit = b.create_block();
     b.append_block_params_for_function_params(entry);
-    b.append_block_param(body, I64);
     b.switch_to_block(entry);
     let (rows, ids, params) = {
         let p = b.block_params(entry);
         (p[0], p[1], p[2])
     };
     let mut word = 0i32;
-    let mut next = |b: &mut FunctionBuilder<'_>| {
+    let mut param = |b: &mut FunctionBuilder<'_>| {
         let v = b.ins().load(ptr, flags, params, word * 8);
         word += 1;
         v
     };
-    // Per column: (values, Some((validity, offset))).
+    // Per column: its values and, if it has NULLs, its validity words.
     let mut columns = Vec::with_capacity(shape.columns.len());
     for c in &shape.columns {
-        let values = next(b);
-        let validity = next(b);
-        let offset = next(b);
-        columns.push((values, c.nullable.then_some((validity, offset))));
+        let values = param(b);
+        let validity = param(b);
+        columns.push((values, c.nullable.then_some(validity)));
     }
+    // Per FILTER: its value words and, if it has NULLs, its validity words.
     let mut filters = Vec::with_capacity(shape.filters.len());
     for &nullable in &shape.filters {
-        let values = next(b);
-        let offset = next(b);
-        let validity = next(b);
-        let validity_offset = next(b);
-        filters.push((
-            (values, offset),
-            nullable.then_some((validity, validity_offset)),
-        ));
+        let values = param(b);
+        let validity = param(b);
+        filters.push((values, nullable.then_some(validity)));
     }
-    let mut states = Vec::with_capacity(shape.calls.len());
-    for call in &shape.calls {
-        let bases: Vec<Value> = call.lowering.state.iter().map(|_| next(b)).collect();
-        states.push(bases);
+    let states: Vec<Vec<Value>> = shape
+        .calls
+        .iter()
+        .map(|call| call.lowering.state.iter().map(|_| param(b)).collect())
+        .collect();
+    // Every bitmap the rows read, in order: column validities, then each
+    // FILTER's values and validity.
+    let bitmaps: Vec<Value> = columns
+        .iter()
+        .filter_map(|(_, validity)| *validity)
+        .chain(
+            filters
+                .iter()
+                .flat_map(|(values, validity)| std::iter::once(*values).chain(*validity)),
+        )
+        .collect();
+    b.append_block_param(chunk, I64);
+    b.append_block_param(row_block, I64);
+    b.append_block_param(row_block, I64);
+    for _ in &bitmaps {
+        b.append_block_param(row_block, I64);
     }
+    b.append_block_param(next, I64);
     let zero = b.ins().iconst(I64, 0);
-    b.ins().brif(rows, body, &[zero.into()], exit, &[]);
+    b.ins().brif(rows, chunk, &[zero.into()], exit, &[]);
 
-    b.switch_to_block(body);
-    let row = b.block_params(body)[0];
+    // chunk(first): the words of rows first..first+64, and the chunk's end.
+    b.switch_to_block(chunk);
+    let first = b.block_params(chunk)[0];
+    let byte = b.ins().ushr_imm_u(first, 3);
+    let mut args: Vec<cranelift_codegen::ir::BlockArg> = vec![first.into()];
+    let full = b.ins().iadd_imm_s(first, 64);
+    let end = b.ins().umin(full, rows);
+    args.push(end.into());
+    for &bits in &bitmaps {
+        let addr = b.ins().iadd(bits, byte);
+        args.push(b.ins().load(I64, flags, addr, 0).into());
+    }
+    b.ins().jump(row_block, &args);
+
+    // row(i, end, words...): one row.
+    b.switch_to_block(row_block);
+    let (row, end, words) = {
+        let p = b.block_params(row_block);
+        (p[0], p[1], p[2..].to_vec())
+    };
+    let mut bit_of = Vec::with_capacity(words.len());
+    for &w in &words {
+        let bit = b.ins().band_imm_u(w, 1);
+        bit_of.push(b.ins().ireduce(I8, bit));
+    }
+    let mut bits = bit_of.into_iter();
     let id_addr = {
         let offset = b.ins().ishl_imm_u(row, 2);
         b.ins().iadd(ids, offset)
@@ -319,19 +349,14 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
             let addr = b.ins().iadd(*base, offset);
             b.ins().load(ty, flags, addr, 0)
         });
-        let valid = validity.map(|(bits, off)| {
-            let pos = b.ins().iadd(off, row);
-            bit(b, flags, bits, pos)
-        });
+        let valid = validity.and_then(|_| bits.next());
         values.push((value, valid));
     }
     let mut passes = Vec::with_capacity(filters.len());
-    for ((bits, off), validity) in &filters {
-        let pos = b.ins().iadd(*off, row);
-        let mut pass = bit(b, flags, *bits, pos);
-        if let Some((vbits, voff)) = validity {
-            let pos = b.ins().iadd(*voff, row);
-            let valid = bit(b, flags, *vbits, pos);
+    for (_, validity) in &filters {
+        let mut pass = bits.next().expect("a FILTER's value bit");
+        if validity.is_some() {
+            let valid = bits.next().expect("a FILTER's validity bit");
             pass = b.ins().band(pass, valid);
         }
         passes.push(pass);
@@ -346,26 +371,49 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
             (Some(a), Some(f)) => Some(b.ins().band(a, f)),
             (a, f) => a.or(f),
         };
-        let mut addrs = Vec::with_capacity(bases.len());
-        let mut old = Vec::with_capacity(bases.len());
-        for (&ty, &base) in call.lowering.state.iter().zip(bases) {
-            let offset = b.ins().imul_imm_u(id, i64::from(ty.bytes()));
-            let addr = b.ins().iadd(base, offset);
-            old.push(b.ins().load(ty, state_flags, addr, 0));
-            addrs.push(addr);
-        }
-        let new = (call.lowering.fold)(b, &old, arg);
-        for ((addr, old), new) in addrs.into_iter().zip(old).zip(new) {
-            let stored = match selected {
-                Some(sel) => b.ins().select(sel, new, old),
-                None => new,
+        let addrs = call
+            .lowering
+            .state
+            .iter()
+            .zip(bases)
+            .map(|(ty, &base)| {
+                let offset = b.ins().imul_imm_u(id, i64::from(ty.bytes()));
+                b.ins().iadd(base, offset)
+            })
+            .collect();
+        let mut state = StateRow::new(addrs, call.lowering.state.clone(), state_flags);
+        (call.lowering.fold)(b, &mut state, arg);
+        for k in 0..state.writes.len() {
+            let stored = match (state.writes[k], selected) {
+                (Write::None, _) => continue,
+                (Write::Value(v), None) => v,
+                (Write::Value(v), Some(sel)) => {
+                    let old = state.get(b, k);
+                    b.ins().select(sel, v, old)
+                }
+                (Write::Valid, None) => b.ins().iconst(I8, 1),
+                (Write::Valid, Some(sel)) => {
+                    let old = state.get(b, k);
+                    b.ins().bor(old, sel)
+                }
             };
-            b.ins().store(state_flags, stored, addr, 0);
+            b.ins().store(state_flags, stored, state.addr(k), 0);
         }
     }
     let next_row = b.ins().iadd_imm_s(row, 1);
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, next_row, rows);
-    b.ins().brif(more, body, &[next_row.into()], exit, &[]);
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, next_row, end);
+    let mut args: Vec<cranelift_codegen::ir::BlockArg> = vec![next_row.into(), end.into()];
+    for &w in &words {
+        args.push(b.ins().ushr_imm_u(w, 1).into());
+    }
+    b.ins()
+        .brif(more, row_block, &args, next, &[next_row.into()]);
+
+    // next(i): the next chunk, or the end.
+    b.switch_to_block(next);
+    let at = b.block_params(next)[0];
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, at, rows);
+    b.ins().brif(more, chunk, &[at.into()], exit, &[]);
 
     b.switch_to_block(exit);
     b.ins().return_(&[]);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arrow_array::{Array, ArrayRef, BooleanArray};
+use arrow_buffer::BooleanBuffer;
 use arrow_schema::DataType;
 
 use super::emit::{compile, CallShape, ColumnShape, Compiled, Shape};
@@ -211,20 +212,27 @@ impl Fused {
             return Ok(());
         }
         let mut words: Vec<u64> = Vec::with_capacity(self.shape.param_words());
+        let mut copies = Copies::new();
         let mut nulls = Vec::with_capacity(self.columns.len() + self.filters.len());
         for (&c, shape) in self.columns.iter().zip(&self.shape.columns) {
             let array = args
                 .get(c)
                 .and_then(|a| a.first())
                 .ok_or_else(|| missing(c))?;
-            nulls.push(column_words(array, shape.ty, rows, &mut words)?);
+            nulls.push(column_words(
+                array,
+                shape.ty,
+                rows,
+                &mut words,
+                &mut copies,
+            )?);
         }
         for &c in &self.filters {
             let filter = filters
                 .get(c)
                 .and_then(Option::as_ref)
                 .ok_or_else(|| missing(c))?;
-            nulls.push(filter_words(filter, rows, &mut words)?);
+            nulls.push(filter_words(filter, rows, &mut words, &mut copies)?);
         }
         let needed = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
         for &c in &self.calls {
@@ -238,8 +246,10 @@ impl Fused {
         debug_assert_eq!(words.len(), self.shape.param_words());
         // SAFETY: the words follow the layout `emit` reads for this
         // variant's shape (built above in its order, `param_words` long):
-        // every column's values (`column_words`) and bitmaps hold at least
-        // `rows` entries from the given offsets; every state column holds
+        // every column's values hold at least `rows` values from the given
+        // address (`column_words`); every bitmap is readable as whole words
+        // from bit 0 through row `rows - 1` (`bitmap`: the Arrow buffer, or
+        // a copy in `copies`, alive until after the call); every state column holds
         // `groups >= max(ids) + 1` values of its lowering's type (the
         // accumulator's own vectors, not resized until the call returns, as
         // `accs` stays borrowed); `ids` holds `rows` ids.
@@ -252,14 +262,38 @@ fn missing(call: usize) -> AggError {
     AggError::Input(format!("the fused loop's input of call {call} is missing"))
 }
 
+/// Bitmaps copied for one call of the loop (ones that did not start at
+/// bit 0 or could not be read as whole words), kept alive until it returns.
+type Copies = Vec<Vec<u64>>;
+
+/// The address of `bits` as the loop reads bitmaps: from bit 0, as whole
+/// 64-bit words covering `rows` rows; the bitmap itself where it is so, a
+/// copy in `copies` otherwise.
+fn bitmap(bits: &BooleanBuffer, rows: usize, copies: &mut Copies) -> u64 {
+    let words = rows.div_ceil(64);
+    let buffer = bits.inner();
+    if bits.offset() == 0 && buffer.len() >= words * 8 {
+        return buffer.as_ptr() as u64;
+    }
+    let mut copy = vec![0u64; words];
+    for (i, chunk) in bits.slice(0, rows).bit_chunks().iter_padded().enumerate() {
+        if let Some(word) = copy.get_mut(i) {
+            *word = chunk;
+        }
+    }
+    let address = copy.as_ptr() as u64;
+    copies.push(copy);
+    address
+}
+
 /// Appends a column's values pointer (0 when `ty` is `None`: only its
-/// validity is read), validity pointer and bit offset; returns whether it
-/// has NULLs.
+/// validity is read) and validity bitmap; returns whether it has NULLs.
 fn column_words(
     array: &ArrayRef,
     ty: Option<Type>,
     rows: usize,
     words: &mut Vec<u64>,
+    copies: &mut Copies,
 ) -> Result<bool> {
     let data = array.to_data();
     if data.len() < rows {
@@ -286,33 +320,39 @@ fn column_words(
         }
     };
     words.push(values);
-    Ok(push_nulls(data.nulls(), words))
+    Ok(push_nulls(data.nulls(), rows, words, copies))
 }
 
-/// Appends a FILTER column's values bitmap and offset, then its validity
-/// (as [`column_words`]); returns whether it has NULLs.
-fn filter_words(filter: &BooleanArray, rows: usize, words: &mut Vec<u64>) -> Result<bool> {
+/// Appends a FILTER column's values bitmap, then its validity (as
+/// [`column_words`]); returns whether it has NULLs.
+fn filter_words(
+    filter: &BooleanArray,
+    rows: usize,
+    words: &mut Vec<u64>,
+    copies: &mut Copies,
+) -> Result<bool> {
     if filter.len() < rows {
         return Err(AggError::Input(format!(
             "a FILTER column has {} rows, the batch {rows}",
             filter.len()
         )));
     }
-    let values = filter.values();
-    words.push(values.inner().as_ptr() as u64);
-    words.push(values.offset() as u64);
-    Ok(push_nulls(filter.nulls(), words))
+    words.push(bitmap(filter.values(), rows, copies));
+    Ok(push_nulls(filter.nulls(), rows, words, copies))
 }
 
-fn push_nulls(nulls: Option<&arrow_buffer::NullBuffer>, words: &mut Vec<u64>) -> bool {
+fn push_nulls(
+    nulls: Option<&arrow_buffer::NullBuffer>,
+    rows: usize,
+    words: &mut Vec<u64>,
+    copies: &mut Copies,
+) -> bool {
     match nulls.filter(|n| n.null_count() > 0) {
         Some(n) => {
-            words.push(n.buffer().as_ptr() as u64);
-            words.push(n.offset() as u64);
+            words.push(bitmap(n.inner(), rows, copies));
             true
         }
         None => {
-            words.push(0);
             words.push(0);
             false
         }

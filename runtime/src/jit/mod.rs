@@ -23,16 +23,17 @@ use std::any::TypeId;
 
 pub use cranelift_codegen::ir::types::Type;
 pub use cranelift_codegen::ir::Value;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData};
 pub use cranelift_frontend::FunctionBuilder;
-pub use emit::{compile, Compiled, Shape};
+pub use emit::{compile, compile_uncached, Compiled, Shape};
 pub use fused::Fused;
 
 /// One row's fold of a selected (non-NULL, FILTER-passing) argument value,
-/// as Cranelift IR: given the group's state values (in the order of
-/// [`Lowering::state`]) and the argument value (`None` for COUNT(*)), the
-/// new state values. The emitter loads and stores the state and keeps the
-/// old values for rows that are not selected.
-pub type FoldIr = fn(&mut FunctionBuilder<'_>, &[Value], Option<Value>) -> Vec<Value>;
+/// as Cranelift IR: reads the group's state values it needs from the
+/// [`StateRow`] and sets the new ones; the argument value is `None` for
+/// COUNT(*) and COUNT's validity-only reads. The emitter keeps the old
+/// values for rows that are not selected.
+pub type FoldIr = fn(&mut FunctionBuilder<'_>, &mut StateRow, Option<Value>);
 
 /// How a rule's update looks to the fused loop: fixed-width state columns
 /// (one value per group each) and the fold that updates them.
@@ -54,6 +55,67 @@ impl std::fmt::Debug for Lowering {
             .field("arg", &self.arg)
             .field("state", &self.state)
             .finish()
+    }
+}
+
+/// One group's state columns within the fused loop's row: loaded on first
+/// [`StateRow::get`], written back by the emitter after the fold.
+#[derive(Debug)]
+pub struct StateRow {
+    addrs: Vec<Value>,
+    types: Vec<Type>,
+    flags: MemFlagsData,
+    loaded: Vec<Option<Value>>,
+    pub(crate) writes: Vec<Write>,
+}
+
+/// What the fold wrote to one state column.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Write {
+    /// Unchanged.
+    None,
+    /// A new value.
+    Value(Value),
+    /// A validity flag set to true.
+    Valid,
+}
+
+impl StateRow {
+    pub(crate) fn new(addrs: Vec<Value>, types: Vec<Type>, flags: MemFlagsData) -> StateRow {
+        let n = addrs.len();
+        StateRow {
+            addrs,
+            types,
+            flags,
+            loaded: vec![None; n],
+            writes: vec![Write::None; n],
+        }
+    }
+
+    /// The value of state column `k` before this row.
+    pub fn get(&mut self, b: &mut FunctionBuilder<'_>, k: usize) -> Value {
+        match self.loaded[k] {
+            Some(v) => v,
+            None => {
+                let v = b.ins().load(self.types[k], self.flags, self.addrs[k], 0);
+                self.loaded[k] = Some(v);
+                v
+            }
+        }
+    }
+
+    /// Sets state column `k` to `value`.
+    pub fn set(&mut self, k: usize, value: Value) {
+        self.writes[k] = Write::Value(value);
+    }
+
+    /// Sets the validity flag in state column `k` (a `FLAG`).
+    pub fn set_valid(&mut self, k: usize) {
+        self.writes[k] = Write::Valid;
+    }
+
+    pub(crate) fn addr(&self, k: usize) -> Value {
+        self.addrs[k]
     }
 }
 
@@ -92,7 +154,6 @@ pub fn widen(b: &mut FunctionBuilder<'_>, value: Value, from: Type, to: Type) ->
     if from == to {
         return value;
     }
-    use cranelift_codegen::ir::InstBuilder;
     if to.is_float() {
         b.ins().fpromote(to, value)
     } else {
@@ -105,9 +166,3 @@ pub const FLAG: Type = cranelift_codegen::ir::types::I8;
 
 /// The type of a count in state (`i64`).
 pub const COUNT: Type = cranelift_codegen::ir::types::I64;
-
-/// A constant `1` validity flag.
-pub fn valid_flag(b: &mut FunctionBuilder<'_>) -> Value {
-    use cranelift_codegen::ir::InstBuilder;
-    b.ins().iconst(FLAG, 1)
-}

@@ -63,11 +63,12 @@ impl Counts {
     pub fn lowering(arg: Option<crate::jit::Type>) -> crate::jit::Lowering {
         fn fold(
             b: &mut crate::jit::FunctionBuilder<'_>,
-            state: &[crate::jit::Value],
+            state: &mut crate::jit::StateRow,
             _value: Option<crate::jit::Value>,
-        ) -> Vec<crate::jit::Value> {
+        ) {
             use cranelift_codegen::ir::InstBuilder;
-            vec![b.ins().iadd_imm_s(state[0], 1)]
+            let count = state.get(b, 0);
+            state.set(0, b.ins().iadd_imm_s(count, 1));
         }
         crate::jit::Lowering {
             arg,

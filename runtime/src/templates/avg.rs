@@ -209,16 +209,14 @@ impl<A: SumArith, D: Division<A>, E: Equality<D::Out>> AvgRule for Avg<A, D, E> 
     fn lowering() -> Option<jit::Lowering> {
         fn fold<A: SumArith>(
             b: &mut jit::FunctionBuilder<'_>,
-            state: &[jit::Value],
+            state: &mut jit::StateRow,
             value: Option<jit::Value>,
-        ) -> Vec<jit::Value> {
-            match (A::jit_types(), value) {
-                (Some(types), Some(value)) => {
-                    let sum = jit_add(b, types, state[0], value);
-                    let count = b.ins().iadd_imm_s(state[2], 1);
-                    vec![sum, state[1], count]
-                }
-                _ => state.to_vec(),
+        ) {
+            if let (Some(types), Some(value)) = (A::jit_types(), value) {
+                let sum = state.get(b, 0);
+                state.set(0, jit_add(b, types, sum, value));
+                let count = state.get(b, 2);
+                state.set(2, b.ins().iadd_imm_s(count, 1));
             }
         }
         let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;

@@ -176,18 +176,18 @@ where
     fn lowering<D: Direction>() -> Option<jit::Lowering> {
         fn fold<D: Direction>(
             b: &mut jit::FunctionBuilder<'_>,
-            state: &[jit::Value],
+            state: &mut jit::StateRow,
             value: Option<jit::Value>,
-        ) -> Vec<jit::Value> {
-            let Some(value) = value else {
-                return state.to_vec();
-            };
+        ) {
+            let Some(value) = value else { return };
+            let held = state.get(b, 0);
             let folded = if D::MIN {
-                b.ins().smin(state[0], value)
+                b.ins().smin(held, value)
             } else {
-                b.ins().smax(state[0], value)
+                b.ins().smax(held, value)
             };
-            vec![folded, jit::valid_flag(b)]
+            state.set(0, folded);
+            state.set_valid(1);
         }
         let ty = jit::carrier::<B::V>().filter(|t| t.is_int())?;
         Some(jit::Lowering {
@@ -264,14 +264,12 @@ where
     fn lowering<D: Direction>() -> Option<jit::Lowering> {
         fn fold<D: Direction>(
             b: &mut jit::FunctionBuilder<'_>,
-            state: &[jit::Value],
+            state: &mut jit::StateRow,
             value: Option<jit::Value>,
-        ) -> Vec<jit::Value> {
+        ) {
             use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-            let Some(value) = value else {
-                return state.to_vec();
-            };
-            let (held, valid) = (state[0], state[1]);
+            let Some(value) = value else { return };
+            let (held, valid) = (state.get(b, 0), state.get(b, 1));
             let cc = if D::MIN {
                 FloatCC::LessThan
             } else {
@@ -281,7 +279,8 @@ where
             let empty = b.ins().icmp_imm_u(IntCC::Equal, valid, 0);
             let take = b.ins().bor(wins, empty);
             let folded = b.ins().select(take, value, held);
-            vec![folded, jit::valid_flag(b)]
+            state.set(0, folded);
+            state.set_valid(1);
         }
         let ty = jit::carrier::<B::V>().filter(|t| t.is_float())?;
         Some(jit::Lowering {

@@ -91,12 +91,12 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum0<A, E> {
     fn lowering() -> Option<jit::Lowering> {
         fn fold<A: SumArith>(
             b: &mut jit::FunctionBuilder<'_>,
-            state: &[jit::Value],
+            state: &mut jit::StateRow,
             value: Option<jit::Value>,
-        ) -> Vec<jit::Value> {
-            match (A::jit_types(), value) {
-                (Some(types), Some(value)) => vec![jit_add(b, types, state[0], value), state[1]],
-                _ => state.to_vec(),
+        ) {
+            if let (Some(types), Some(value)) = (A::jit_types(), value) {
+                let sum = state.get(b, 0);
+                state.set(0, jit_add(b, types, sum, value));
             }
         }
         let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;

@@ -88,9 +88,44 @@ public final class AggforgeOptions {
                             "Ship Arrow batches, routed by key group in the sending task, into"
                                     + " native group aggregates instead of Flink's row exchange.");
 
+    /** Values of {@link #JIT}. */
+    public enum Jit {
+        /** The fused loop where it is measured to win (plans with two or more fusable calls). */
+        AUTO,
+        /** The fused loop wherever a plan has a call it can fuse. */
+        ON,
+        /** The static per-call kernels only. */
+        OFF;
+
+        /** The plan wire value: {@code auto}, {@code on} or {@code off}. */
+        public String wire() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /**
+     * Whether a native aggregate's fixed-width calls (MIN/MAX/SUM/SUM0/AVG over integers and
+     * floats, COUNT) fold in one loop compiled at run time (Cranelift) instead of one kernel per
+     * call. Applies to the local phase and the mini-batch single phase over insert-only input; any
+     * failure to compile falls back to the per-call kernels, logged.
+     */
+    public static final ConfigOption<Jit> JIT =
+            ConfigOptions.key("table.exec.aggforge.jit")
+                    .enumType(Jit.class)
+                    .defaultValue(Jit.AUTO)
+                    .withDescription(
+                            "Fold a native aggregate's fixed-width calls in one JIT-compiled"
+                                    + " loop: auto (where it wins), on, off.");
+
     /** All options, for validation and documentation. */
     public static List<ConfigOption<?>> all() {
         return List.of(
-                ENABLED, MEMORY_BUDGET, BATCH_SIZE, MAX_DELAY, BUNDLED_ENABLED, COLUMNAR_EXCHANGE);
+                ENABLED,
+                MEMORY_BUDGET,
+                BATCH_SIZE,
+                MAX_DELAY,
+                BUNDLED_ENABLED,
+                COLUMNAR_EXCHANGE,
+                JIT);
     }
 }

@@ -185,6 +185,12 @@ public final class ArrowAggregate implements AutoCloseable {
      * Throws Flink's error when a function failed the query in the latest {@link #process} or
      * {@link #flush} (call it after emitting their rows, as Flink emits them before failing).
      */
+    /** The operator's JIT status ({@link NativeAggregate#jitStatus}). */
+    public String jitStatus() {
+        checkOpen();
+        return NativeAggregate.jitStatus(handle);
+    }
+
     public void throwIfFailed() {
         checkOpen();
         String message;

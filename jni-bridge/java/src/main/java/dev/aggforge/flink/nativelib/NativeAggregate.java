@@ -93,6 +93,12 @@ public final class NativeAggregate {
      */
     public static native String failure(long handle);
 
+    /**
+     * Whether the operator's fixed-width calls run in one JIT-compiled loop ({@code
+     * table.exec.aggforge.jit}): {@code fused N of M calls (...)}, or {@code static: <reason>}.
+     */
+    public static native String jitStatus(long handle);
+
     /** Index in a {@link #stats} array: bytes of state and bundle held (as {@link #memoryUsed}). */
     public static final int STATS_MEMORY_USED = 0;
 

@@ -72,6 +72,12 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     /** Native operators opened in this JVM (tests check that the native path really ran). */
     public static final AtomicLong OPENED = new AtomicLong();
 
+    /**
+     * Native operators opened in this JVM whose calls fold in a JIT-compiled loop (tests check
+     * that {@code table.exec.aggforge.jit} took effect).
+     */
+    public static final AtomicLong FUSED = new AtomicLong();
+
     /** Input rows handed to native operators in this JVM. */
     public static final AtomicLong ROWS = new AtomicLong();
 
@@ -169,6 +175,11 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
         allocator = new RootAllocator();
         aggregate = new ArrowAggregate(spec.planJson(maxParallelism), allocator);
+        String jit = aggregate.jitStatus();
+        LOG.info("{}: JIT {}", getOperatorConfig().getOperatorName(), jit);
+        if (jit.startsWith("fused")) {
+            FUSED.incrementAndGet();
+        }
         openInput();
         stats = new long[NativeAggregate.STATS_LENGTH];
         metrics = NativeOperatorMetrics.register(getMetricGroup());

@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.stream.Collectors;
 
+import dev.aggforge.flink.AggforgeOptions;
+
 /**
  * Everything the native runtime needs to know about one Flink group-aggregate operator, extracted
  * from Flink's exec node (of an optimized plan, or of a compiled one) by the planner's
@@ -319,6 +321,19 @@ public record AggregateDescriptor(
      * specialization's result has another Arrow type than {@code result_type}.
      */
     public String toPlanJson(long memoryBudgetBytes, int maxParallelism) {
+        return toPlanJson(memoryBudgetBytes, maxParallelism, AggforgeOptions.Jit.AUTO);
+    }
+
+    /** {@link #toPlanJson(long, int)} with the JIT mode ({@code jit}, left out for auto). */
+    public String toPlanJson(long memoryBudgetBytes, int maxParallelism, AggforgeOptions.Jit jit) {
+        String json = planJson(memoryBudgetBytes, maxParallelism);
+        if (jit == AggforgeOptions.Jit.AUTO) {
+            return json;
+        }
+        return json.substring(0, json.length() - 1) + ",\"jit\":" + quote(jit.wire()) + "}";
+    }
+
+    private String planJson(long memoryBudgetBytes, int maxParallelism) {
         StringBuilder json = new StringBuilder("{\"version\":").append(PLAN_FORMAT_VERSION);
         json.append(",\"key_columns\":[").append(joinInts(keyColumns).replace(';', ',')).append(']');
         json.append(",\"key_types\":").append(stringArray(keyTypes));

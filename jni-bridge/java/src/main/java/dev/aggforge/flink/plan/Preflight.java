@@ -125,6 +125,9 @@ public final class Preflight {
         if (option == AggforgeOptions.BATCH_SIZE) {
             return "a whole number of rows such as 1024";
         }
+        if (option == AggforgeOptions.JIT) {
+            return "auto, on or off";
+        }
         return "true or false";
     }
 

@@ -138,7 +138,9 @@ public final class NativeRewrite {
         AggregateDescriptor remapped = remap(descriptor, columns);
         String planJson =
                 remapped.toPlanJson(
-                        config.get(AggforgeOptions.MEMORY_BUDGET).getBytes(), PLANNED_MAX_PARALLELISM);
+                        config.get(AggforgeOptions.MEMORY_BUDGET).getBytes(),
+                        PLANNED_MAX_PARALLELISM,
+                        config.get(AggforgeOptions.JIT));
         String admission = ArrowAggregate.admit(planJson);
         if (!ArrowAggregate.isAdmitted(admission)) {
             return AggforgeDecision.stock("not admitted by the runtime: " + admission);

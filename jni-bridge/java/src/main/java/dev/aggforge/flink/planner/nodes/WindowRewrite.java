@@ -208,7 +208,8 @@ public final class WindowRewrite {
         String planJson =
                 remapped.toPlanJson(
                         config.get(AggforgeOptions.MEMORY_BUDGET).getBytes(),
-                        NativeRewrite.PLANNED_MAX_PARALLELISM);
+                        NativeRewrite.PLANNED_MAX_PARALLELISM,
+                        config.get(AggforgeOptions.JIT));
         StringBuilder extra = new StringBuilder();
         if (phase == Phase.GLOBAL
                 && remapped.countStarColumn() >= 0

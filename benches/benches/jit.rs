@@ -1,0 +1,211 @@
+//! The fused JIT loop against the static per-call kernels (and, with
+//! `--features datafusion-compare`, DataFusion's group accumulators), on
+//! the same bundles in one run: the call lists of
+//! `aggforge_benches::call_lists` (1, 2, 4, 8 calls over one BIGINT
+//! column, 1/8 NULL, and Nexmark q17's list with three FILTERed counts),
+//! at 64 and 1,000,000 keys, given group ids and as the whole local phase
+//! (key lookup, folds, partials emitted: `process` then `flush` of the
+//! runtime's operator); then the compile time of each list's loop.
+//!
+//! Bench ids: `jit_<keys>/<path>/<list>`, paths `static_given_ids`,
+//! `jit_given_ids`, `datafusion_given_ids`, `static_local_phase`,
+//! `jit_local_phase`; `jit_compile/<list>`. One iteration is one
+//! 4096-row bundle; throughput is in rows.
+
+use std::time::Duration;
+
+use aggforge_benches::call_lists::{agg_calls, arg_type, bundles, lists, plan, ListCall, PRICE};
+use aggforge_benches::data::{BATCH_ROWS, FEW_KEYS, MANY_KEYS};
+use aggforge_benches::ours;
+use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
+use aggforge_runtime::jit::{compile_uncached, Fused};
+use aggforge_runtime::operator::GroupAggOperator;
+use aggforge_runtime::types::{JitMode, Phase, SqlType};
+use arrow_array::{Array, ArrayRef, BooleanArray};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+const SEED: u64 = 0x0017_F05E;
+
+/// The registry's local-phase accumulators for `list`, sized to `groups`.
+fn accumulators(list: &[ListCall], groups: usize) -> Vec<Box<dyn GroupAccumulator>> {
+    let bigint = SqlType::of("BIGINT");
+    list.iter()
+        .map(|c| {
+            let arg = (c.function != "COUNT_STAR").then_some(&bigint);
+            let mut acc = ours::accumulator(c.function, arg, Phase::Local).expect("admitted");
+            acc.resize(groups);
+            acc
+        })
+        .collect()
+}
+
+fn as_filter(column: &ArrayRef) -> BooleanArray {
+    column
+        .as_any()
+        .downcast_ref::<BooleanArray>()
+        .expect("FILTER columns are Boolean")
+        .clone()
+}
+
+fn bench(c: &mut Criterion) {
+    for (label, keys, count) in [("64keys", FEW_KEYS, 8), ("1Mkeys", MANY_KEYS, 32)] {
+        let input = bundles(keys, count, SEED);
+        let mut group = c.benchmark_group(format!("jit_{label}"));
+        group
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2))
+            .sample_size(20)
+            .throughput(Throughput::Elements(BATCH_ROWS as u64));
+        for (name, list) in lists() {
+            // Per bundle, per call: its argument columns and FILTER.
+            let args: Vec<Vec<Vec<ArrayRef>>> = input
+                .iter()
+                .map(|b| {
+                    list.iter()
+                        .map(|c| match c.function {
+                            "COUNT_STAR" => vec![],
+                            _ => vec![b.column(PRICE).clone()],
+                        })
+                        .collect()
+                })
+                .collect();
+            let filters: Vec<Vec<Option<BooleanArray>>> = input
+                .iter()
+                .map(|b| {
+                    list.iter()
+                        .map(|c| c.filter.map(|f| as_filter(b.column(f))))
+                        .collect()
+                })
+                .collect();
+
+            let mut accs = accumulators(&list, keys);
+            let mut next = 0;
+            group.bench_function(format!("static_given_ids/{name}"), |b| {
+                b.iter(|| {
+                    let ids = &input[next].grouping.group_ids;
+                    for (c, acc) in accs.iter_mut().enumerate() {
+                        acc.update(&BatchUpdate {
+                            args: &args[next][c],
+                            group_ids: ids,
+                            filter: filters[next][c].as_ref(),
+                            row_kinds: None,
+                            distinct: None,
+                        })
+                        .expect("update");
+                    }
+                    next = (next + 1) % input.len();
+                })
+            });
+
+            let calls = agg_calls(&list);
+            let arg_types: Vec<_> = calls
+                .iter()
+                .map(|c| c.args.iter().map(|_| arg_type()).collect())
+                .collect();
+            let mut accs = accumulators(&list, keys);
+            let planned = Fused::plan(JitMode::On, &calls, &accs, &arg_types);
+            let mut fused = planned.fused.expect("the list fuses");
+            group.bench_function(format!("jit_given_ids/{name}"), |b| {
+                b.iter(|| {
+                    let ids = &input[next].grouping.group_ids;
+                    fused
+                        .update(&mut accs, &args[next], &filters[next], ids)
+                        .expect("fused update");
+                    next = (next + 1) % input.len();
+                })
+            });
+
+            #[cfg(feature = "datafusion-compare")]
+            {
+                use aggforge_benches::datafusion_compare as df;
+                use aggforge_benches::general::Function;
+                let function = |f: &str| match f {
+                    "MIN" => Function::Min,
+                    "MAX" => Function::Max,
+                    "SUM" | "SUM0" => Function::Sum,
+                    "AVG" => Function::Avg,
+                    _ => Function::Count,
+                };
+                let mut dfs: Vec<_> = list
+                    .iter()
+                    .map(|c| {
+                        df::groups_accumulator(function(c.function), &arg_type())
+                            .expect("df")
+                            .0
+                    })
+                    .collect();
+                // COUNT(*) counts the non-NULL key column.
+                let df_args: Vec<Vec<Vec<ArrayRef>>> = input
+                    .iter()
+                    .map(|b| {
+                        list.iter()
+                            .map(|c| match c.function {
+                                "COUNT_STAR" => vec![b.column(0).clone()],
+                                _ => vec![b.column(PRICE).clone()],
+                            })
+                            .collect()
+                    })
+                    .collect();
+                group.bench_function(format!("datafusion_given_ids/{name}"), |b| {
+                    b.iter(|| {
+                        let ids = &input[next].grouping.group_indices;
+                        for (c, acc) in dfs.iter_mut().enumerate() {
+                            df::update_filtered(
+                                acc.as_mut(),
+                                &df_args[next][c],
+                                ids,
+                                filters[next][c].as_ref(),
+                                keys,
+                            )
+                            .expect("df");
+                        }
+                        next = (next + 1) % input.len();
+                    })
+                });
+            }
+
+            for (path, jit) in [
+                ("static_local_phase", JitMode::Off),
+                ("jit_local_phase", JitMode::On),
+            ] {
+                let mut op = GroupAggOperator::new(plan(&list, Phase::Local, jit)).expect("plan");
+                group.bench_function(format!("{path}/{name}"), |b| {
+                    b.iter(|| {
+                        op.process(&input[next].batch).expect("process");
+                        let out = op.flush().expect("flush").expect("partials");
+                        assert!(out.num_rows() > 0);
+                        next = (next + 1) % input.len();
+                    })
+                });
+            }
+        }
+        group.finish();
+    }
+
+    let mut group = c.benchmark_group("jit_compile");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(2));
+    for (name, list) in lists() {
+        let calls = agg_calls(&list);
+        let arg_types: Vec<_> = calls
+            .iter()
+            .map(|c| c.args.iter().map(|_| arg_type()).collect())
+            .collect();
+        let accs = accumulators(&list, 1);
+        let fused = Fused::plan(JitMode::On, &calls, &accs, &arg_types)
+            .fused
+            .expect("the list fuses");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                compile_uncached(fused.shape())
+                    .expect("compiles")
+                    .code_bytes
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
