@@ -11,14 +11,17 @@
 #              AGGFORGE_CLUSTER_VERSIONS Flink versions for the cluster test
 #                                      (default "2.2.1"; "" skips it)
 #              AGGFORGE_COLUMNAR_OFF_VERSION Flink version whose parity suite also
-#                                      runs over Flink's row exchange
+#                                      runs over Flink's row exchange, with the
+#                                      JIT forced on (table.exec.aggforge.jit=on)
 #                                      (default "2.2.1"; "" skips it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 flink_versions=${AGGFORGE_FLINK_VERSIONS-"2.3.0 2.2.1 1.20.3"}
 cluster_versions=${AGGFORGE_CLUSTER_VERSIONS-"2.2.1"}
-# The parity suite runs once more on this version with the columnar exchange off.
+# The parity suite runs once more on this version with the columnar exchange off
+# and the JIT forced on (the default runs use jit=auto, which fuses lists of two
+# or more fixed-width calls; forced on, single calls fuse too).
 columnar_off_version=${AGGFORGE_COLUMNAR_OFF_VERSION-"2.2.1"}
 jars=target/flink-jars
 
@@ -41,9 +44,10 @@ for version in $flink_versions; do
     native=(-Dnative.skip)
     cp jni-bridge/java/target/aggforge-flink-"${version%.*}"-*.jar "$jars/"
     if [[ $version == "$columnar_off_version" ]]; then
-        echo "== parity suite over Flink's row exchange (columnar exchange off), Flink $version"
+        echo "== parity suite over Flink's row exchange (columnar exchange off), JIT on, Flink $version"
         mvn -B --no-transfer-progress -f jni-bridge/java/pom.xml "-Dflink.version=$version" \
-            -Dnative.skip -Daggforge.test.columnarExchange=false '-Dtest=*ParityTest' test
+            -Dnative.skip -Daggforge.test.columnarExchange=false -Daggforge.test.jit=on \
+            '-Dtest=*ParityTest' test
     fi
 done
 ls -l "$jars"

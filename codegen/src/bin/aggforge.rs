@@ -43,6 +43,15 @@ enum Command {
     /// Print the generated Rust of one specialization, e.g.
     /// `aggforge expand MIN INT single` or `aggforge expand COUNT_STAR local`.
     Expand(ExpandArgs),
+    /// Print the JIT's fused loop for a call list (Cranelift IR, machine-code
+    /// size, compile time), e.g. `aggforge jit 'MIN(INT), MAX(INT), COUNT(*)'`.
+    /// Runs `aggforge-jit` from beside this binary (the JIT lives in the
+    /// runtime: `cargo build -p aggforge-runtime --bin aggforge-jit`).
+    Jit {
+        /// `[--nulls] '<call list>'` or `'<plan JSON>'`, as aggforge-jit takes.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Arguments of `aggforge expand`.
@@ -85,6 +94,7 @@ fn main() -> ExitCode {
         Command::Check => check(&dirs),
         Command::List(args) => list(&dirs, args),
         Command::Expand(args) => expand(&dirs, args),
+        Command::Jit { args } => jit(args),
     }
 }
 
@@ -285,4 +295,30 @@ fn nearest(dir: &Path, file: &str) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// Runs the `aggforge-jit` binary beside this one with `args`.
+fn jit(args: &[String]) -> ExitCode {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("aggforge-jit")));
+    let Some(tool) = beside.filter(|path| path.exists()) else {
+        eprintln!(
+            "aggforge jit: aggforge-jit is not built beside this binary; run \
+             `cargo run -p aggforge-runtime --bin aggforge-jit -- <call list>`"
+        );
+        return ExitCode::from(2);
+    };
+    match std::process::Command::new(tool).args(args).status() {
+        Ok(status) => ExitCode::from(
+            status
+                .code()
+                .and_then(|c| u8::try_from(c).ok())
+                .unwrap_or(1),
+        ),
+        Err(e) => {
+            eprintln!("aggforge jit: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -377,8 +377,9 @@ class JobBenchmarkTest {
 
     /**
      * {@code options} with the aggforge planner hook installed and enabled (bundled modes on);
-     * the native state budget is the default unless {@code bench.memoryBudget} is set, and the
-     * columnar exchange is on unless {@code bench.columnarExchange=false}.
+     * the native state budget is the default unless {@code bench.memoryBudget} is set, the
+     * columnar exchange is on unless {@code bench.columnarExchange=false}, and the JIT mode is
+     * {@code auto} unless {@code bench.jit} (auto, on, off) is set.
      */
     private static RunOptions withAggforge(RunOptions options) {
         RunOptions hooked =
@@ -388,7 +389,11 @@ class JobBenchmarkTest {
                                 AggforgeOptions.COLUMNAR_EXCHANGE.key(),
                                 System.getProperty("bench.columnarExchange", "true"));
         String budget = System.getProperty("bench.memoryBudget");
-        return budget == null ? hooked : hooked.withConfig(AggforgeOptions.MEMORY_BUDGET.key(), budget);
+        if (budget != null) {
+            hooked = hooked.withConfig(AggforgeOptions.MEMORY_BUDGET.key(), budget);
+        }
+        String jit = System.getProperty("bench.jit");
+        return jit == null ? hooked : hooked.withConfig(AggforgeOptions.JIT.key(), jit);
     }
 
     /**

@@ -52,6 +52,13 @@ class BadConfigurationTest {
     }
 
     @Test
+    void aJitModeThatIsNotAutoOnOrOffIsRefused() {
+        String message = planningFails(AggforgeOptions.JIT.key(), "fast").getMessage();
+        assertTrue(message.contains("cannot read option 'table.exec.aggforge.jit'"), message);
+        assertTrue(message.contains("auto, on or off"), message);
+    }
+
+    @Test
     void anOutOfRangeBatchSizeIsRefused() {
         String message = planningFails(AggforgeOptions.BATCH_SIZE.key(), "0").getMessage();
         assertEquals("aggforge: option 'table.exec.aggforge.batch-size' = 0 must be at least 1.", message);

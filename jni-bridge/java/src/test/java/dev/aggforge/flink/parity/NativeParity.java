@@ -28,12 +28,24 @@ final class NativeParity {
     static final boolean COLUMNAR_EXCHANGE =
             Boolean.parseBoolean(System.getProperty("aggforge.test.columnarExchange", "true"));
 
+    /**
+     * The {@code table.exec.aggforge.jit} mode of the parity runs ({@code auto} unless {@code
+     * -Daggforge.test.jit=on|off}: CI runs the suite once more with the JIT forced on). A test
+     * that sets the option itself keeps its own value.
+     */
+    static final String JIT = System.getProperty("aggforge.test.jit", "auto");
+
     /** {@code options} with the aggforge hook installed (bundled modes on). */
     static RunOptions withAggforge(RunOptions options) {
-        return options.withConfig(AggforgeOptions.ENABLED.key(), "true")
-                .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true")
-                .withConfig(
-                        AggforgeOptions.COLUMNAR_EXCHANGE.key(), String.valueOf(COLUMNAR_EXCHANGE));
+        RunOptions hooked =
+                options.withConfig(AggforgeOptions.ENABLED.key(), "true")
+                        .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true")
+                        .withConfig(
+                                AggforgeOptions.COLUMNAR_EXCHANGE.key(),
+                                String.valueOf(COLUMNAR_EXCHANGE));
+        return hooked.extraConfig().containsKey(AggforgeOptions.JIT.key())
+                ? hooked
+                : hooked.withConfig(AggforgeOptions.JIT.key(), JIT);
     }
 
     /** How the two changelogs must agree. */
