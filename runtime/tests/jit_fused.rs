@@ -248,3 +248,35 @@ fn auto_fuses_from_two_calls() {
     let (_, two) = run(&[min, max], Phase::Local, &[], JitMode::Auto);
     assert!(two.starts_with("fused 2 of 2 calls"), "{two}");
 }
+
+/// `auto` runs the fused loop while the fused state is small (it loses
+/// once the state outgrows the cache) and `on` always does.
+#[test]
+fn auto_leaves_large_state_to_the_static_kernels() {
+    use aggforge_runtime::jit::fused::AUTO_MAX_STATE_BYTES;
+    use aggforge_runtime::jit::Fused;
+    use aggforge_runtime::registry;
+    use aggforge_runtime::types::InputMode;
+    let int = sql(2);
+    let calls: Vec<AggCall> = ["MIN", "MAX"]
+        .iter()
+        .map(|f| common::call(f, Some((1, int))))
+        .collect();
+    let accs: Vec<_> = calls
+        .iter()
+        .map(|c| {
+            registry::lookup(&c.function, Some(&int), Phase::Local, InputMode::InsertOnly, false)
+                .unwrap()
+                .create_call(&c.arg_types, Phase::Local)
+                .unwrap()
+        })
+        .collect();
+    let types = vec![vec![arrow_type(&int)]; 2];
+    // MIN and MAX over INT: a value and a validity byte each, 10 bytes a group.
+    let per_group = 10;
+    let auto = Fused::plan(JitMode::Auto, &calls, &accs, &types).fused.unwrap();
+    assert!(auto.takes(AUTO_MAX_STATE_BYTES / per_group));
+    assert!(!auto.takes(AUTO_MAX_STATE_BYTES / per_group + 1));
+    let on = Fused::plan(JitMode::On, &calls, &accs, &types).fused.unwrap();
+    assert!(on.takes(1 << 30));
+}

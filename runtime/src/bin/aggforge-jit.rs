@@ -9,6 +9,7 @@
 //! columns hold NULLs (validity bits read). Exit codes: 0 compiled, 1 the
 //! list does not fuse or compile, 2 usage errors.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use aggforge_runtime::error::{AggError, Result};
@@ -106,7 +107,7 @@ fn run(text: &str, nulls: bool) -> Result<()> {
         .map(|c| c.arg_types.iter().map(arrow_type).collect())
         .collect();
     let planned = Fused::plan(JitMode::On, &calls, &accs, &arg_types);
-    println!("; {}", planned.status);
+    let mut out = format!("; {}\n", planned.status);
     let fused = planned
         .fused
         .ok_or_else(|| AggError::Unsupported(planned.status.clone()))?;
@@ -116,17 +117,19 @@ fn run(text: &str, nulls: bool) -> Result<()> {
         shape.filters.iter_mut().for_each(|f| *f = true);
     }
     let compiled = compile_uncached(&shape)?;
-    println!("; shape: {}", shape.key());
+    out.push_str(&format!("; shape: {}\n", shape.key()));
     for (acc, &covered) in accs.iter().zip(fused.covered()) {
         let how = if covered { "fused" } else { "static kernel" };
-        println!("; {:<28} {how}", acc.name());
+        out.push_str(&format!("; {:<28} {how}\n", acc.name()));
     }
-    println!(
-        "; machine code: {} bytes, compiled in {:.3} ms",
+    out.push_str(&format!(
+        "; machine code: {} bytes, compiled in {:.3} ms\n",
         compiled.code_bytes,
         compiled.compile_time.as_secs_f64() * 1e3
-    );
-    print!("{}", compiled.ir);
+    ));
+    out.push_str(&compiled.ir);
+    // A closed pipe (`| head`) ends the output, not the program with a panic.
+    let _ = std::io::stdout().write_all(out.as_bytes());
     Ok(())
 }
 

@@ -21,6 +21,13 @@ use crate::types::JitMode;
 /// static kernel is the same loop (benches/RESULTS.md, "The JIT").
 pub const AUTO_MIN_CALLS: usize = 2;
 
+/// Bytes of fused state beyond which `auto` folds a batch with the static
+/// kernels. Measured (benches/RESULTS.md, "The JIT"): the fused loop wins at
+/// 1,024 keys (q17's list: 76 KiB of state) and loses at 16,384 keys (MIN
+/// and MAX: 288 KiB) and at 1M keys, where each row's updates miss in
+/// several state columns at once.
+pub const AUTO_MAX_STATE_BYTES: usize = 128 << 10;
+
 /// A plan's fused calls and their compiled loops.
 #[derive(Debug)]
 pub struct Fused {
@@ -39,6 +46,11 @@ pub struct Fused {
     variants: HashMap<Vec<bool>, Arc<Compiled>>,
     /// Time spent compiling the variants this operator compiled.
     compile_time: Duration,
+    /// `auto`: batches over more than [`AUTO_MAX_STATE_BYTES`] of state
+    /// run the static kernels.
+    auto: bool,
+    /// Bytes of fused state per group.
+    state_bytes_per_group: usize,
 }
 
 /// What became of a plan's JIT: the fused loop, or why the static kernels
@@ -78,6 +90,8 @@ impl Fused {
             shape: Shape::default(),
             variants: HashMap::new(),
             compile_time: Duration::ZERO,
+            auto: mode == JitMode::Auto,
+            state_bytes_per_group: 0,
         };
         let mut column_of: HashMap<usize, usize> = HashMap::new();
         let mut filter_of: HashMap<usize, usize> = HashMap::new();
@@ -141,6 +155,13 @@ impl Fused {
                 "auto: {n} call to fuse, the static kernel is as fast below {AUTO_MIN_CALLS}"
             ));
         }
+        fused.state_bytes_per_group = fused
+            .shape
+            .calls
+            .iter()
+            .flat_map(|c| c.lowering.state.iter())
+            .map(|t| t.bytes() as usize)
+            .sum();
         let no_nulls = vec![false; fused.columns.len() + fused.filters.len()];
         if let Err(e) = fused.variant(&no_nulls) {
             return static_kernels(e.to_string());
@@ -194,6 +215,12 @@ impl Fused {
         }
         self.variants.insert(nulls.to_vec(), compiled.clone());
         Ok(compiled)
+    }
+
+    /// Whether the loop folds a batch over state of `groups` groups (`on`:
+    /// always; `auto`: while the fused state fits [`AUTO_MAX_STATE_BYTES`]).
+    pub fn takes(&self, groups: usize) -> bool {
+        !self.auto || groups.saturating_mul(self.state_bytes_per_group) <= AUTO_MAX_STATE_BYTES
     }
 
     /// Folds the batch's rows into every fused call's state: `args` and

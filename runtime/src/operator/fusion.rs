@@ -93,6 +93,10 @@ impl Fusion {
     ) -> Result<Vec<bool>> {
         #[cfg(feature = "jit")]
         if let Some(fused) = &mut self.fused {
+            let groups = accs.first().map_or(0, |a| a.num_groups());
+            if !fused.takes(groups) {
+                return Ok(Vec::new());
+            }
             match fused.update(accs, &input.args, &input.filters, ids) {
                 Ok(()) => return Ok(fused.covered().to_vec()),
                 Err(e) => {
