@@ -265,18 +265,28 @@ fn auto_leaves_large_state_to_the_static_kernels() {
     let accs: Vec<_> = calls
         .iter()
         .map(|c| {
-            registry::lookup(&c.function, Some(&int), Phase::Local, InputMode::InsertOnly, false)
-                .unwrap()
-                .create_call(&c.arg_types, Phase::Local)
-                .unwrap()
+            registry::lookup(
+                &c.function,
+                Some(&int),
+                Phase::Local,
+                InputMode::InsertOnly,
+                false,
+            )
+            .unwrap()
+            .create_call(&c.arg_types, Phase::Local)
+            .unwrap()
         })
         .collect();
     let types = vec![vec![arrow_type(&int)]; 2];
     // MIN and MAX over INT: a value and a validity byte each, 10 bytes a group.
     let per_group = 10;
-    let auto = Fused::plan(JitMode::Auto, &calls, &accs, &types).fused.unwrap();
+    let auto = Fused::plan(JitMode::Auto, &calls, &accs, &types)
+        .fused
+        .unwrap();
     assert!(auto.takes(AUTO_MAX_STATE_BYTES / per_group));
     assert!(!auto.takes(AUTO_MAX_STATE_BYTES / per_group + 1));
-    let on = Fused::plan(JitMode::On, &calls, &accs, &types).fused.unwrap();
+    let on = Fused::plan(JitMode::On, &calls, &accs, &types)
+        .fused
+        .unwrap();
     assert!(on.takes(1 << 30));
 }

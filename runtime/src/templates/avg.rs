@@ -43,7 +43,11 @@ use super::rules::{sticky, Equality, Scalar, SumArith};
 use crate::kernel::avg::Scales;
 use crate::kernel::{AvgRule, Binding};
 #[cfg(feature = "jit")]
-use {super::rules::jit_add, crate::jit, cranelift_codegen::ir::InstBuilder};
+use {
+    super::rules::{jit_add_to_sum, jit_sum_lowering},
+    crate::jit,
+    cranelift_codegen::ir::InstBuilder,
+};
 
 /// How AVG turns a sum and a count into the result.
 pub trait Division<A: SumArith>: 'static {
@@ -212,18 +216,11 @@ impl<A: SumArith, D: Division<A>, E: Equality<D::Out>> AvgRule for Avg<A, D, E> 
             state: &mut jit::StateRow,
             value: Option<jit::Value>,
         ) {
-            if let (Some(types), Some(value)) = (A::jit_types(), value) {
-                let sum = state.get(b, 0);
-                state.set(0, jit_add(b, types, sum, value));
+            if jit_add_to_sum::<A>(b, state, value) {
                 let count = state.get(b, 2);
                 state.set(2, b.ins().iadd_imm_s(count, 1));
             }
         }
-        let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;
-        Some(jit::Lowering {
-            arg: Some(arg),
-            state: vec![sum, jit::FLAG, jit::COUNT],
-            fold: fold::<A>,
-        })
+        jit_sum_lowering::<A>(&[jit::COUNT], fold::<A>)
     }
 }

@@ -649,6 +649,39 @@ pub(crate) fn jit_add(
     }
 }
 
+/// `state[0] += value` in the fused loop with `A`'s addition ([`jit_add`]);
+/// false, with nothing set, where `A` has no lowering or there is no value.
+#[cfg(feature = "jit")]
+pub(crate) fn jit_add_to_sum<A: SumArith>(
+    b: &mut jit::FunctionBuilder<'_>,
+    state: &mut jit::StateRow,
+    value: Option<jit::Value>,
+) -> bool {
+    let (Some(types), Some(value)) = (A::jit_types(), value) else {
+        return false;
+    };
+    let sum = state.get(b, 0);
+    state.set(0, jit_add(b, types, sum, value));
+    true
+}
+
+/// The lowering of a sum template over state `[sum, valid, extra...]` with
+/// `fold`; `None` where `A` has no lowering or overflows to NULL.
+#[cfg(feature = "jit")]
+pub(crate) fn jit_sum_lowering<A: SumArith>(
+    extra: &[jit::Type],
+    fold: jit::FoldIr,
+) -> Option<jit::Lowering> {
+    let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;
+    let mut state = vec![sum, jit::FLAG];
+    state.extend_from_slice(extra);
+    Some(jit::Lowering {
+        arg: Some(arg),
+        state,
+        fold,
+    })
+}
+
 /// `op` on a sum that stays NULL once it overflowed (`plus(NULL, x)` is
 /// NULL): SUM0 and AVG.
 #[inline(always)]

@@ -43,7 +43,10 @@ use std::marker::PhantomData;
 use super::rules::{restarting, Equality, Scalar, SumArith, SumOp};
 use crate::kernel::{Binding, SlotRule};
 #[cfg(feature = "jit")]
-use {super::rules::jit_add, crate::jit};
+use {
+    super::rules::{jit_add_to_sum, jit_sum_lowering},
+    crate::jit,
+};
 
 /// SUM with arithmetic `A`, results compared under `E`.
 #[derive(Debug)]
@@ -112,17 +115,10 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum<A, E> {
             state: &mut jit::StateRow,
             value: Option<jit::Value>,
         ) {
-            if let (Some(types), Some(value)) = (A::jit_types(), value) {
-                let sum = state.get(b, 0);
-                state.set(0, jit_add(b, types, sum, value));
+            if jit_add_to_sum::<A>(b, state, value) {
                 state.set_valid(1);
             }
         }
-        let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;
-        Some(jit::Lowering {
-            arg: Some(arg),
-            state: vec![sum, jit::FLAG],
-            fold: fold::<A>,
-        })
+        jit_sum_lowering::<A>(&[], fold::<A>)
     }
 }

@@ -39,7 +39,10 @@ use std::marker::PhantomData;
 use super::rules::{sticky, Equality, Scalar, SumArith};
 use crate::kernel::{Binding, SlotRule};
 #[cfg(feature = "jit")]
-use {super::rules::jit_add, crate::jit};
+use {
+    super::rules::{jit_add_to_sum, jit_sum_lowering},
+    crate::jit,
+};
 
 /// SUM0 with arithmetic `A`, results compared under `E`.
 #[derive(Debug)]
@@ -94,16 +97,8 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum0<A, E> {
             state: &mut jit::StateRow,
             value: Option<jit::Value>,
         ) {
-            if let (Some(types), Some(value)) = (A::jit_types(), value) {
-                let sum = state.get(b, 0);
-                state.set(0, jit_add(b, types, sum, value));
-            }
+            jit_add_to_sum::<A>(b, state, value);
         }
-        let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;
-        Some(jit::Lowering {
-            arg: Some(arg),
-            state: vec![sum, jit::FLAG],
-            fold: fold::<A>,
-        })
+        jit_sum_lowering::<A>(&[], fold::<A>)
     }
 }
