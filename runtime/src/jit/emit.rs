@@ -184,6 +184,15 @@ fn jit_error(what: &str, e: impl std::fmt::Display) -> AggError {
     AggError::Unsupported(format!("JIT {what}: {e}"))
 }
 
+/// The bitmap words a row reads are fewer than its FILTERs need (a bug in
+/// the emitter, reported rather than panicking).
+fn out_of_step() -> AggError {
+    jit_error(
+        "emit",
+        "the FILTER bits are out of step with the bitmap words",
+    )
+}
+
 /// Builds and compiles the loop for `shape`, bypassing the cache (what a
 /// plan's first batch costs; the compile-time bench and `aggforge jit`).
 pub fn compile_uncached(shape: &Shape) -> Result<Compiled> {
@@ -354,9 +363,9 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
     }
     let mut passes = Vec::with_capacity(filters.len());
     for (_, validity) in &filters {
-        let mut pass = bits.next().expect("a FILTER's value bit");
+        let mut pass = bits.next().ok_or_else(out_of_step)?;
         if validity.is_some() {
-            let valid = bits.next().expect("a FILTER's validity bit");
+            let valid = bits.next().ok_or_else(out_of_step)?;
             pass = b.ins().band(pass, valid);
         }
         passes.push(pass);
