@@ -90,21 +90,22 @@ impl Fusion {
         accs: &mut [Box<dyn GroupAccumulator>],
         input: &Input<'_>,
         ids: &[u32],
-    ) -> Result<Vec<bool>> {
+    ) -> Result<&[bool]> {
         #[cfg(feature = "jit")]
         if let Some(fused) = &mut self.fused {
             let groups = accs.first().map_or(0, |a| a.num_groups());
             if !fused.takes(groups) {
-                return Ok(Vec::new());
+                return Ok(&[]);
             }
-            match fused.update(accs, &input.args, &input.filters, ids) {
-                Ok(()) => return Ok(fused.covered().to_vec()),
-                Err(e) => {
-                    self.status = format!("static: {e}");
-                    self.fused = None;
-                }
+            if let Err(e) = fused.update(accs, &input.args, &input.filters, ids) {
+                self.status = format!("static: {e}");
+                self.fused = None;
             }
         }
-        Ok(Vec::new())
+        #[cfg(feature = "jit")]
+        if let Some(fused) = &self.fused {
+            return Ok(fused.covered());
+        }
+        Ok(&[])
     }
 }

@@ -489,15 +489,21 @@ impl GroupAggOperator {
     /// Folds a batch's rows into every call's accumulator at the interned
     /// group ids and marks those groups live.
     fn fold_rows(&mut self, input: &input::Input<'_>) -> Result<()> {
+        let fused = self.fusion.fold(&mut self.accs, input, &self.ids)?;
+        let is_fused = |c: usize| fused.get(c).copied().unwrap_or(false);
+        // The rows a FILTER selects, for the calls the static kernels fold.
         let rows: Vec<Option<BooleanArray>> = input
             .filters
             .iter()
-            .map(|filter| input::call_rows(filter.as_ref(), None))
+            .enumerate()
+            .map(|(c, filter)| match is_fused(c) {
+                true => None,
+                false => input::call_rows(filter.as_ref(), None),
+            })
             .collect();
         let updates = input::updates(input, &rows, &self.ids);
-        let fused = self.fusion.fold(&mut self.accs, input, &self.ids)?;
         shared_views::fold_calls(&mut self.accs, &self.shared, &updates, |c, acc, update| {
-            if fused.get(c).copied().unwrap_or(false) {
+            if is_fused(c) {
                 return Ok(());
             }
             acc.update(update)
