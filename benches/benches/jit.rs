@@ -109,13 +109,13 @@ fn bench(c: &mut Criterion) {
                 .map(|c| c.args.iter().map(|_| arg_type()).collect())
                 .collect();
             let mut accs = accumulators(&list, keys);
-            let planned = Fused::plan(JitMode::On, &calls, &accs, &arg_types);
+            let planned = Fused::plan(JitMode::On, &calls, &accs, &arg_types, false);
             let mut fused = planned.fused.expect("the list fuses");
             group.bench_function(format!("jit_given_ids/{name}"), |b| {
                 b.iter(|| {
                     let ids = &input[next].grouping.group_ids;
                     fused
-                        .update(&mut accs, &args[next], &filters[next], ids)
+                        .update(&mut accs, (&args[next], &filters[next]), None, ids)
                         .expect("fused update");
                     next = (next + 1) % input.len();
                 })
@@ -203,7 +203,7 @@ fn bench(c: &mut Criterion) {
             .map(|c| c.args.iter().map(|_| arg_type()).collect())
             .collect();
         let accs = accumulators(&list, 1);
-        let fused = Fused::plan(JitMode::On, &calls, &accs, &arg_types)
+        let fused = Fused::plan(JitMode::On, &calls, &accs, &arg_types, false)
             .fused
             .expect("the list fuses");
         group.bench_function(name, |b| {

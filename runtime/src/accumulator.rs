@@ -170,8 +170,9 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
         None
     }
 
-    /// The fused loop's lowering of this call's update over insert-only
-    /// input (`crate::jit`); `None` keeps the call on its static kernel.
+    /// The fused loop's lowering of this call's update (`crate::jit`),
+    /// with its retraction for a call over retracting input; `None` keeps
+    /// the call on its static kernel.
     #[cfg(feature = "jit")]
     fn jit_lowering(&self) -> Option<crate::jit::Lowering> {
         None

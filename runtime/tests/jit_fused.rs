@@ -3,10 +3,12 @@
 //! mixed in that stay static, shared argument and FILTER columns), random
 //! rows (NULLs, NaN, -0.0, integer extremes, NULL filters; batches over
 //! several 64-row chunks, sliced so bitmaps start mid-byte), random bundle
-//! splits, in the local phase and the mini-batch single phase. The output
-//! with `jit = on` must be the output with `jit = off`, row for row, and
-//! the plan must really have been fused. The static kernels themselves
-//! are checked against the reference model (`reference_model.rs`).
+//! splits, in the local phase and the mini-batch single phase, over
+//! insert-only input and over retracting input (random row kinds; calls
+//! Flink planned without retraction mixed in). The output with `jit = on`
+//! must be the output with `jit = off`, row for row, and the plan must
+//! really have been fused. The static kernels themselves are checked
+//! against the reference model (`reference_model.rs`).
 
 mod common;
 
@@ -14,14 +16,14 @@ use std::sync::Arc;
 
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{arrow_type, AggCall, Emission};
-use aggforge_runtime::types::{JitMode, Phase, SqlType};
+use aggforge_runtime::types::{InputMode, JitMode, Phase, SqlType};
 use arrow_array::{
     ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int16Array,
     Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
 };
 use proptest::prelude::*;
 
-use common::{batch, opt_rows};
+use common::{batch, batch_with_kinds, opt_rows};
 
 /// Argument types; each has its own input column (1 + index).
 const TYPES: [&str; 10] = [
@@ -47,18 +49,23 @@ struct CallSpec {
     function: &'static str,
     ty: usize,
     filter: Option<usize>,
+    /// Over retracting input: whether Flink planned the call with
+    /// retraction (else it skips -U/-D rows).
+    retracts: bool,
 }
 
-/// One input row: key, one value per type column, the FILTER columns.
-type Row = (i32, Vec<Option<i64>>, Vec<Option<bool>>);
+/// One input row: key, one value per type column, the FILTER columns, the
+/// row kind (read over retracting input).
+type Row = (i32, Vec<Option<i64>>, Vec<Option<bool>>, i8);
 
 fn call_spec() -> impl Strategy<Value = CallSpec> {
     (
         0..FUNCTIONS.len(),
         0..TYPES.len(),
         prop::option::of(0..FILTERS),
+        prop::bool::weighted(0.8),
     )
-        .prop_map(|(f, ty, filter)| {
+        .prop_map(|(f, ty, filter, retracts)| {
             let function = match FUNCTIONS[f] {
                 "SUM" | "SUM0" | "AVG" if !NUMERIC[ty] => "MIN",
                 other => other,
@@ -67,6 +74,7 @@ fn call_spec() -> impl Strategy<Value = CallSpec> {
                 function,
                 ty,
                 filter,
+                retracts,
             }
         })
 }
@@ -85,6 +93,7 @@ fn row() -> impl Strategy<Value = Row> {
         0..KEYS,
         prop::collection::vec(value(), TYPES.len()),
         prop::collection::vec(prop::option::of(any::<bool>()), FILTERS),
+        prop_oneof![3 => Just(0i8), 1 => Just(1i8), 1 => Just(2i8), 1 => Just(3i8)],
     )
 }
 
@@ -127,7 +136,8 @@ fn column(ty: usize, rows: &[Row]) -> ArrayRef {
     }
 }
 
-fn input(rows: &[Row]) -> RecordBatch {
+/// The batch of `rows`, with their row kinds over retracting input.
+fn input(rows: &[Row], retracting: bool) -> RecordBatch {
     let mut columns: Vec<ArrayRef> = vec![Arc::new(Int32Array::from_iter_values(
         rows.iter().map(|r| r.0),
     ))];
@@ -137,7 +147,10 @@ fn input(rows: &[Row]) -> RecordBatch {
             rows.iter().map(|r| r.2[f]),
         )));
     }
-    batch(columns)
+    match retracting {
+        true => batch_with_kinds(columns, rows.iter().map(|r| r.3).collect()),
+        false => batch(columns),
+    }
 }
 
 fn sql(ty: usize) -> SqlType {
@@ -148,25 +161,33 @@ fn plan_call(spec: &CallSpec) -> AggCall {
     let arg = (spec.function != "COUNT_STAR").then(|| (1 + spec.ty, sql(spec.ty)));
     let mut call = common::call(spec.function, arg);
     call.filter = spec.filter.map(|f| 1 + TYPES.len() + f);
+    call.retracts = spec.retracts;
     call
 }
 
 /// Whether the JIT has a lowering for the call (fixed-width carriers the
-/// Arrow column holds as such: not DECIMAL, not strings; any COUNT).
-fn fusable(spec: &CallSpec) -> bool {
-    matches!(spec.function, "COUNT" | "COUNT_STAR")
-        || !TYPES[spec.ty].starts_with("DECIMAL") && TYPES[spec.ty] != "VARCHAR"
+/// Arrow column holds as such: not DECIMAL, not strings; any COUNT), with
+/// a retraction over retracting input (not MIN/MAX's multisets).
+fn fusable(spec: &CallSpec, retracting: bool) -> bool {
+    let fixed = matches!(spec.function, "COUNT" | "COUNT_STAR")
+        || !TYPES[spec.ty].starts_with("DECIMAL") && TYPES[spec.ty] != "VARCHAR";
+    let extreme = matches!(spec.function, "MIN" | "MAX");
+    fixed && !(retracting && spec.retracts && extreme)
 }
+
+/// The local phase over insert-only input.
+const LOCAL: (Phase, InputMode) = (Phase::Local, InputMode::InsertOnly);
 
 fn run(
     specs: &[CallSpec],
-    phase: Phase,
+    (phase, input): (Phase, InputMode),
     bundles: &[Vec<RecordBatch>],
     jit: JitMode,
 ) -> (Vec<String>, String) {
     let calls = specs.iter().map(plan_call).collect();
     let mut plan = common::plan("INT".parse().unwrap(), calls, Emission::MiniBatch);
     plan.phase = phase;
+    plan.input = input;
     plan.jit = jit;
     let mut op = GroupAggOperator::new(plan).unwrap();
     let mut out = Vec::new();
@@ -180,7 +201,7 @@ fn run(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
     fn fused_loop_matches_static_kernels(
@@ -189,13 +210,14 @@ proptest! {
         offset in 0usize..20,
         split in 0usize..5,
         local in any::<bool>(),
+        retracting in any::<bool>(),
     ) {
         // Batches past 64 rows take several of the loop's 64-row chunks;
         // a slice (non-zero offset) makes its bitmaps start mid-byte.
         let batches: Vec<RecordBatch> = batches
             .iter()
             .map(|rows| {
-                let batch = input(rows);
+                let batch = input(rows, retracting);
                 let from = offset.min(batch.num_rows());
                 batch.slice(from, batch.num_rows() - from)
             })
@@ -203,11 +225,13 @@ proptest! {
         let split = split.min(batches.len());
         let bundles = vec![batches[..split].to_vec(), batches[split..].to_vec()];
         let phase = if local { Phase::Local } else { Phase::Single };
-        let (fused, status) = run(&specs, phase, &bundles, JitMode::On);
-        let (expected, static_status) = run(&specs, phase, &bundles, JitMode::Off);
+        let input = if retracting { InputMode::Retracting } else { InputMode::InsertOnly };
+        let (fused, status) = run(&specs, (phase, input), &bundles, JitMode::On);
+        let (expected, static_status) = run(&specs, (phase, input), &bundles, JitMode::Off);
         prop_assert_eq!(fused, expected, "{}", status);
         prop_assert!(static_status.starts_with("static:"), "{}", static_status);
-        if specs.iter().any(fusable) {
+        // Over retracting input the hidden record-counting COUNT(*) fuses.
+        if retracting || specs.iter().any(|s| fusable(s, retracting)) {
             prop_assert!(status.starts_with("fused"), "{}", status);
         }
     }
@@ -225,9 +249,10 @@ fn decimal_columns_are_left_to_the_static_kernels() {
         function: "MIN",
         ty: 7,
         filter: None,
+        retracts: true,
     };
     let specs = [min.clone(), min];
-    let (_, status) = run(&specs, Phase::Local, &[], JitMode::On);
+    let (_, status) = run(&specs, LOCAL, &[], JitMode::On);
     assert_eq!(status, "static: no call has a fixed-width lowering");
 }
 
@@ -238,14 +263,15 @@ fn auto_fuses_from_two_calls() {
         function: "MIN",
         ty: 2,
         filter: None,
+        retracts: true,
     };
-    let (_, one) = run(std::slice::from_ref(&min), Phase::Local, &[], JitMode::Auto);
+    let (_, one) = run(std::slice::from_ref(&min), LOCAL, &[], JitMode::Auto);
     assert!(one.starts_with("static: auto"), "{one}");
     let max = CallSpec {
         function: "MAX",
         ..min.clone()
     };
-    let (_, two) = run(&[min, max], Phase::Local, &[], JitMode::Auto);
+    let (_, two) = run(&[min, max], LOCAL, &[], JitMode::Auto);
     assert!(two.starts_with("fused 2 of 2 calls"), "{two}");
 }
 
@@ -256,7 +282,6 @@ fn auto_leaves_large_state_to_the_static_kernels() {
     use aggforge_runtime::jit::fused::AUTO_MAX_STATE_BYTES;
     use aggforge_runtime::jit::Fused;
     use aggforge_runtime::registry;
-    use aggforge_runtime::types::InputMode;
     let int = sql(2);
     let calls: Vec<AggCall> = ["MIN", "MAX"]
         .iter()
@@ -280,12 +305,12 @@ fn auto_leaves_large_state_to_the_static_kernels() {
     let types = vec![vec![arrow_type(&int)]; 2];
     // MIN and MAX over INT: a value and a validity byte each, 10 bytes a group.
     let per_group = 10;
-    let auto = Fused::plan(JitMode::Auto, &calls, &accs, &types)
+    let auto = Fused::plan(JitMode::Auto, &calls, &accs, &types, false)
         .fused
         .unwrap();
     assert!(auto.takes(AUTO_MAX_STATE_BYTES / per_group));
     assert!(!auto.takes(AUTO_MAX_STATE_BYTES / per_group + 1));
-    let on = Fused::plan(JitMode::On, &calls, &accs, &types)
+    let on = Fused::plan(JitMode::On, &calls, &accs, &types, false)
         .fused
         .unwrap();
     assert!(on.takes(1 << 30));

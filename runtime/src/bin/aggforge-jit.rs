@@ -6,8 +6,10 @@
 //! SUM(BIGINT) FILTER`, where calls over the same type read one column and
 //! `FILTER` reads one BOOLEAN column, or the plan JSON an operator carries
 //! (`{"version":1,...}`). `--nulls` compiles the variant for batches whose
-//! columns hold NULLs (validity bits read). Exit codes: 0 compiled, 1 the
-//! list does not fuse or compile, 2 usage errors.
+//! columns hold NULLs (validity bits read); `--retracting` takes the
+//! calls' retracting specializations and compiles the variant that reads
+//! row kinds (a plan JSON says its own input mode). Exit codes: 0
+//! compiled, 1 the list does not fuse or compile, 2 usage errors.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -18,8 +20,8 @@ use aggforge_runtime::plan::{arrow_type, AggCall, AggPlan};
 use aggforge_runtime::registry;
 use aggforge_runtime::types::{InputMode, JitMode, Phase, SqlType};
 
-const USAGE: &str =
-    "usage: aggforge-jit [--nulls] '<MIN(INT), MAX(INT), COUNT(*), ...>' | '<plan JSON>'";
+const USAGE: &str = "usage: aggforge-jit [--nulls] [--retracting] \
+     '<MIN(INT), MAX(INT), COUNT(*), ...>' | '<plan JSON>'";
 
 /// Splits `MIN(INT), SUM(DECIMAL(10, 2)) FILTER` at top-level commas.
 fn split_calls(text: &str) -> Vec<&str> {
@@ -83,12 +85,16 @@ fn parse_calls(text: &str) -> Result<Vec<AggCall>> {
         .collect())
 }
 
-fn run(text: &str, nulls: bool) -> Result<()> {
-    let (calls, phase) = if text.trim_start().starts_with('{') {
+fn run(text: &str, nulls: bool, retracting: bool) -> Result<()> {
+    let (calls, phase, input) = if text.trim_start().starts_with('{') {
         let plan = AggPlan::from_json(text)?;
-        (plan.calls, plan.phase)
+        (plan.calls, plan.phase, plan.input)
     } else {
-        (parse_calls(text)?, Phase::Local)
+        let input = match retracting {
+            true => InputMode::Retracting,
+            false => InputMode::InsertOnly,
+        };
+        (parse_calls(text)?, Phase::Local, input)
     };
     let mut accs = Vec::with_capacity(calls.len());
     for call in &calls {
@@ -96,7 +102,7 @@ fn run(text: &str, nulls: bool) -> Result<()> {
             &call.function,
             call.arg_types.first(),
             phase,
-            InputMode::InsertOnly,
+            input,
             call.distinct,
         )
         .map_err(|reason| AggError::Plan(format!("{}: not admitted: {reason}", call.function)))?;
@@ -106,7 +112,8 @@ fn run(text: &str, nulls: bool) -> Result<()> {
         .iter()
         .map(|c| c.arg_types.iter().map(arrow_type).collect())
         .collect();
-    let planned = Fused::plan(JitMode::On, &calls, &accs, &arg_types);
+    let retracting = input == InputMode::Retracting;
+    let planned = Fused::plan(JitMode::On, &calls, &accs, &arg_types, retracting);
     let mut out = format!("; {}\n", planned.status);
     let fused = planned
         .fused
@@ -116,6 +123,7 @@ fn run(text: &str, nulls: bool) -> Result<()> {
         shape.columns.iter_mut().for_each(|c| c.nullable = true);
         shape.filters.iter_mut().for_each(|f| *f = true);
     }
+    shape.kinds = retracting;
     let compiled = compile_uncached(&shape)?;
     out.push_str(&format!("; shape: {}\n", shape.key()));
     for (acc, &covered) in accs.iter().zip(fused.covered()) {
@@ -135,13 +143,18 @@ fn run(text: &str, nulls: bool) -> Result<()> {
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let nulls = args.iter().any(|a| a == "--nulls");
-    args.retain(|a| a != "--nulls");
+    let flag = |args: &mut Vec<String>, name: &str| {
+        let set = args.iter().any(|a| a == name);
+        args.retain(|a| a != name);
+        set
+    };
+    let nulls = flag(&mut args, "--nulls");
+    let retracting = flag(&mut args, "--retracting");
     if args.len() != 1 || args[0].starts_with('-') {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     }
-    match run(&args[0], nulls) {
+    match run(&args[0], nulls, retracting) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("aggforge-jit: {e}");

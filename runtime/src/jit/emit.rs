@@ -4,12 +4,13 @@
 //! The function is `extern "C" fn(rows: u64, ids: *const u32, params:
 //! *const u64)`. `params` holds, in order: per argument column its values
 //! pointer and its validity bitmap (0 when the shape says it has no NULLs);
-//! per FILTER column its values bitmap and its validity bitmap; per call
-//! the base pointer of each of its state columns. Bitmaps start at bit 0
-//! and are readable as whole 64-bit words up to the last row's. One pass
-//! over the rows reads the group id, each column value and bit once, and
-//! applies every call's fold where the row is selected (FILTER true,
-//! argument not NULL).
+//! per FILTER column its values bitmap and its validity bitmap; when the
+//! shape reads row kinds, the row-kind bytes (Flink's codes, 0..=3); per
+//! call the base pointer of each of its state columns. Bitmaps start at
+//! bit 0 and are readable as whole 64-bit words up to the last row's. One
+//! pass over the rows reads the group id, each column value, bit and row
+//! kind once, and applies every call's fold (its retraction on a -U/-D
+//! row) where the row is selected (FILTER true, argument not NULL).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -62,6 +63,9 @@ pub struct Shape {
     pub filters: Vec<bool>,
     /// The fused calls.
     pub calls: Vec<CallShape>,
+    /// Whether the rows carry row kinds (-U/-D rows retract); every call
+    /// then has a retraction.
+    pub kinds: bool,
 }
 
 impl Shape {
@@ -80,6 +84,9 @@ impl Shape {
             let _ = write!(key, "{sep}b{}", if nullable { "?" } else { "" });
         }
         key.push(']');
+        if self.kinds {
+            key.push_str(" kinds");
+        }
         for call in &self.calls {
             let _ = write!(key, " {}(", call.name);
             if let Some(c) = call.arg {
@@ -97,6 +104,7 @@ impl Shape {
     pub fn param_words(&self) -> usize {
         self.columns.len() * 2
             + self.filters.len() * 2
+            + usize::from(self.kinds)
             + self
                 .calls
                 .iter()
@@ -117,6 +125,8 @@ pub struct Compiled {
     pub compile_time: Duration,
     /// The function's Cranelift IR after optimization.
     pub ir: String,
+    /// Number of `u64` words its `params` must hold ([`Shape::param_words`]).
+    pub param_words: usize,
     /// Owns the code memory `entry` points into; freed on drop.
     module: Mutex<Option<JITModule>>,
 }
@@ -248,6 +258,7 @@ pub fn compile_uncached(shape: &Shape) -> Result<Compiled> {
         code_bytes,
         compile_time: started.elapsed(),
         ir,
+        param_words: shape.param_words(),
         module: Mutex::new(Some(module)),
     })
 }
@@ -293,6 +304,7 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
         let validity = param(b);
         filters.push((values, nullable.then_some(validity)));
     }
+    let kinds = shape.kinds.then(|| param(b));
     let states: Vec<Vec<Value>> = shape
         .calls
         .iter()
@@ -361,6 +373,12 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
         let valid = validity.and_then(|_| bits.next());
         values.push((value, valid));
     }
+    // Whether the row retracts (-U 1, -D 3: `kernel::is_retract`).
+    let retracts = kinds.map(|kinds| {
+        let addr = b.ins().iadd(kinds, row);
+        let kind = b.ins().load(I8, flags, addr, 0);
+        b.ins().band_imm_u(kind, 1)
+    });
     let mut passes = Vec::with_capacity(filters.len());
     for (_, validity) in &filters {
         let mut pass = bits.next().ok_or_else(out_of_step)?;
@@ -392,6 +410,19 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
             .collect();
         let mut state = StateRow::new(addrs, call.lowering.state.clone(), state_flags);
         (call.lowering.fold)(b, &mut state, arg);
+        if let Some(retracts) = retracts {
+            let folded = std::mem::take(&mut state.writes);
+            state.writes = vec![Write::None; folded.len()];
+            let retract = call.lowering.retract.ok_or_else(|| {
+                jit_error(
+                    "emit",
+                    format!("{} has no retraction for -U/-D rows", call.name),
+                )
+            })?;
+            retract(b, &mut state, arg);
+            let retracted = std::mem::take(&mut state.writes);
+            state.writes = merge_by_kind(b, &mut state, retracts, &folded, &retracted);
+        }
         for k in 0..state.writes.len() {
             let stored = match (state.writes[k], selected) {
                 (Write::None, _) => continue,
@@ -427,4 +458,38 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
     b.switch_to_block(exit);
     b.ins().return_(&[]);
     Ok(())
+}
+
+/// The writes of a row that retracts where `retracts` (non-zero) and
+/// folds otherwise: per state column, the retraction's value or the fold's
+/// (the old value where one of them leaves the column alone; a set
+/// validity flag is 1).
+fn merge_by_kind(
+    b: &mut FunctionBuilder<'_>,
+    state: &mut StateRow,
+    retracts: Value,
+    folded: &[Write],
+    retracted: &[Write],
+) -> Vec<Write> {
+    fn value_of(b: &mut FunctionBuilder<'_>, state: &mut StateRow, k: usize, w: Write) -> Value {
+        match w {
+            Write::None => state.get(b, k),
+            Write::Value(v) => v,
+            Write::Valid => b.ins().iconst(I8, 1),
+        }
+    }
+    folded
+        .iter()
+        .zip(retracted)
+        .enumerate()
+        .map(|(k, (&fold, &retract))| match (fold, retract) {
+            (Write::None, Write::None) => Write::None,
+            (Write::Valid, Write::Valid) => Write::Valid,
+            (fold, retract) => {
+                let on_fold = value_of(b, state, k, fold);
+                let on_retract = value_of(b, state, k, retract);
+                Write::Value(b.ins().select(retracts, on_retract, on_fold))
+            }
+        })
+        .collect()
 }

@@ -1,6 +1,7 @@
 //! A plan's fused loop as the operators run it: which calls it covers,
 //! binding a batch's columns and the calls' state to the compiled code,
-//! and the compiled variants (one per pattern of columns with NULLs).
+//! and the compiled variants (one per pattern of columns with NULLs and
+//! of row kinds).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,7 +43,8 @@ pub struct Fused {
     filters: Vec<usize>,
     /// The loop's shape with no column NULL; variants set `nullable`.
     shape: Shape,
-    /// Compiled loops by which columns and filters have NULLs.
+    /// Compiled loops by pattern (which columns and filters have NULLs,
+    /// whether the rows carry row kinds).
     variants: HashMap<Vec<bool>, Arc<Compiled>>,
     /// Time spent compiling the variants this operator compiled.
     compile_time: Duration,
@@ -51,6 +53,9 @@ pub struct Fused {
     auto: bool,
     /// Bytes of fused state per group.
     state_bytes_per_group: usize,
+    /// Whether the input retracts: batches with row kinds take the loop
+    /// variant that reads them.
+    retracting: bool,
 }
 
 /// What became of a plan's JIT: the fused loop, or why the static kernels
@@ -72,12 +77,14 @@ fn static_kernels(reason: impl Into<String>) -> Planned {
 
 impl Fused {
     /// Chooses the calls to fuse and compiles the loop for batches without
-    /// NULLs. `arg_types` are the calls' argument Arrow types.
+    /// NULLs. `arg_types` are the calls' argument Arrow types; over
+    /// `retracting` input only calls with a retraction fuse.
     pub fn plan(
         mode: JitMode,
         calls: &[AggCall],
         accs: &[Box<dyn GroupAccumulator>],
         arg_types: &[Vec<DataType>],
+        retracting: bool,
     ) -> Planned {
         if mode == JitMode::Off {
             return static_kernels("table.exec.aggforge.jit is off");
@@ -92,6 +99,7 @@ impl Fused {
             compile_time: Duration::ZERO,
             auto: mode == JitMode::Auto,
             state_bytes_per_group: 0,
+            retracting,
         };
         let mut column_of: HashMap<usize, usize> = HashMap::new();
         let mut filter_of: HashMap<usize, usize> = HashMap::new();
@@ -99,7 +107,7 @@ impl Fused {
             let Some(lowering) = acc.jit_lowering() else {
                 continue;
             };
-            if call.distinct || call.args.len() > 1 {
+            if call.distinct || call.args.len() > 1 || retracting && lowering.retract.is_none() {
                 continue;
             }
             let arg = match (call.args.first(), arg_types.get(c).and_then(|t| t.first())) {
@@ -148,7 +156,11 @@ impl Fused {
         }
         let n = fused.calls.len();
         if n == 0 {
-            return static_kernels("no call has a fixed-width lowering");
+            return static_kernels(if retracting {
+                "no call has a fixed-width lowering with a retraction"
+            } else {
+                "no call has a fixed-width lowering"
+            });
         }
         if mode == JitMode::Auto && n < AUTO_MIN_CALLS {
             return static_kernels(format!(
@@ -162,8 +174,8 @@ impl Fused {
             .flat_map(|c| c.lowering.state.iter())
             .map(|t| t.bytes() as usize)
             .sum();
-        let no_nulls = vec![false; fused.columns.len() + fused.filters.len()];
-        if let Err(e) = fused.variant(&no_nulls) {
+        let plain = vec![false; fused.columns.len() + fused.filters.len() + 1];
+        if let Err(e) = fused.variant(&plain) {
             return static_kernels(e.to_string());
         }
         let status = format!(
@@ -198,22 +210,25 @@ impl Fused {
         &self.shape
     }
 
-    /// The compiled loop for a NULL pattern (columns, then filters).
-    fn variant(&mut self, nulls: &[bool]) -> Result<Arc<Compiled>> {
-        if let Some(found) = self.variants.get(nulls) {
+    /// The compiled loop for a pattern: which columns, then filters, have
+    /// NULLs, then whether the rows carry row kinds.
+    fn variant(&mut self, pattern: &[bool]) -> Result<Arc<Compiled>> {
+        if let Some(found) = self.variants.get(pattern) {
             return Ok(found.clone());
         }
         let mut shape = self.shape.clone();
-        let (columns, filters) = nulls.split_at(shape.columns.len());
+        let (columns, rest) = pattern.split_at(shape.columns.len());
+        let (filters, kinds) = rest.split_at(shape.filters.len());
         for (c, &nullable) in shape.columns.iter_mut().zip(columns) {
             c.nullable = nullable;
         }
         shape.filters.copy_from_slice(filters);
+        shape.kinds = kinds.first().copied().unwrap_or(false);
         let (compiled, fresh) = compile(&shape)?;
         if fresh {
             self.compile_time += compiled.compile_time;
         }
-        self.variants.insert(nulls.to_vec(), compiled.clone());
+        self.variants.insert(pattern.to_vec(), compiled.clone());
         Ok(compiled)
     }
 
@@ -224,14 +239,15 @@ impl Fused {
     }
 
     /// Folds the batch's rows into every fused call's state: `args` and
-    /// `filters` by operator call (as the operator read them), `ids` the
-    /// rows' group ids. An error leaves every state as it was; the caller
-    /// then folds the batch with the static kernels.
+    /// `filters` by operator call (as the operator read them), `kinds` the
+    /// rows' row kinds (read over retracting input), `ids` the rows' group
+    /// ids. An error leaves every state as it was; the caller then folds
+    /// the batch with the static kernels.
     pub fn update(
         &mut self,
         accs: &mut [Box<dyn GroupAccumulator>],
-        args: &[Vec<ArrayRef>],
-        filters: &[Option<BooleanArray>],
+        (args, filters): (&[Vec<ArrayRef>], &[Option<BooleanArray>]),
+        kinds: Option<&[i8]>,
         ids: &[u32],
     ) -> Result<()> {
         let rows = ids.len();
@@ -240,13 +256,13 @@ impl Fused {
         }
         let mut words: Vec<u64> = Vec::with_capacity(self.shape.param_words());
         let mut copies = Copies::new();
-        let mut nulls = Vec::with_capacity(self.columns.len() + self.filters.len());
+        let mut pattern = Vec::with_capacity(self.columns.len() + self.filters.len() + 1);
         for (&c, shape) in self.columns.iter().zip(&self.shape.columns) {
             let array = args
                 .get(c)
                 .and_then(|a| a.first())
                 .ok_or_else(|| missing(c))?;
-            nulls.push(column_words(
+            pattern.push(column_words(
                 array,
                 shape.ty,
                 rows,
@@ -259,8 +275,19 @@ impl Fused {
                 .get(c)
                 .and_then(Option::as_ref)
                 .ok_or_else(|| missing(c))?;
-            nulls.push(filter_words(filter, rows, &mut words, &mut copies)?);
+            pattern.push(filter_words(filter, rows, &mut words, &mut copies)?);
         }
+        let kinds = kinds.filter(|_| self.retracting);
+        if let Some(kinds) = kinds {
+            if kinds.len() < rows {
+                return Err(AggError::Input(format!(
+                    "the row kinds cover {} rows, the batch {rows}",
+                    kinds.len()
+                )));
+            }
+            words.push(kinds.as_ptr() as u64);
+        }
+        pattern.push(kinds.is_some());
         let needed = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
         for &c in &self.calls {
             let state = accs[c]
@@ -269,8 +296,14 @@ impl Fused {
                 .ok_or_else(|| AggError::Unsupported(format!("call {c}: state not sized")))?;
             words.extend(state.columns.iter().map(|&p| p as u64));
         }
-        let compiled = self.variant(&nulls)?;
-        debug_assert_eq!(words.len(), self.shape.param_words());
+        let compiled = self.variant(&pattern)?;
+        if words.len() != compiled.param_words {
+            return Err(AggError::Unsupported(format!(
+                "the fused loop reads {} parameter words, {} were bound",
+                compiled.param_words,
+                words.len()
+            )));
+        }
         // SAFETY: the words follow the layout `emit` reads for this
         // variant's shape (built above in its order, `param_words` long):
         // every column's values hold at least `rows` values from the given
@@ -279,7 +312,8 @@ impl Fused {
         // a copy in `copies`, alive until after the call); every state column holds
         // `groups >= max(ids) + 1` values of its lowering's type (the
         // accumulator's own vectors, not resized until the call returns, as
-        // `accs` stays borrowed); `ids` holds `rows` ids.
+        // `accs` stays borrowed); the row kinds, when passed, hold at least
+        // `rows` bytes (checked above); `ids` holds `rows` ids.
         unsafe { (compiled.entry())(rows as u64, ids.as_ptr(), words.as_ptr()) };
         Ok(())
     }

@@ -36,7 +36,7 @@ pub use fused::Fused;
 pub type FoldIr = fn(&mut FunctionBuilder<'_>, &mut StateRow, Option<Value>);
 
 /// How a rule's update looks to the fused loop: fixed-width state columns
-/// (one value per group each) and the fold that updates them.
+/// (one value per group each) and the folds that update them.
 #[derive(Clone)]
 pub struct Lowering {
     /// Cranelift type of the argument carrier (`None`: COUNT(*)).
@@ -45,15 +45,25 @@ pub struct Lowering {
     /// `TemplateState::jit_state` hands out their base pointers (a
     /// validity flag is an `I8` of 0 or 1).
     pub state: Vec<Type>,
-    /// The fold of one selected row.
+    /// The fold of one selected +I/+U row.
     pub fold: FoldIr,
+    /// The fold of one selected -U/-D row (the rule's retraction), where
+    /// the rule has one; `None` keeps the call off loops that read row
+    /// kinds.
+    pub retract: Option<FoldIr>,
 }
+
+/// The retraction of a call that ignores -U/-D rows (an insert-only
+/// function next to retracting ones, whose retract Flink makes a no-op):
+/// writes nothing.
+pub fn skip_retraction(_: &mut FunctionBuilder<'_>, _: &mut StateRow, _: Option<Value>) {}
 
 impl std::fmt::Debug for Lowering {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lowering")
             .field("arg", &self.arg)
             .field("state", &self.state)
+            .field("retracts", &self.retract.is_some())
             .finish()
     }
 }
@@ -159,6 +169,22 @@ pub fn widen(b: &mut FunctionBuilder<'_>, value: Value, from: Type, to: Type) ->
     } else {
         b.ins().sextend(to, value)
     }
+}
+
+/// Zero of carrier type `ty` (`0.0` for floats).
+pub fn zero(b: &mut FunctionBuilder<'_>, ty: Type) -> Value {
+    use cranelift_codegen::ir::types::{F32, F64};
+    match ty {
+        F32 => b.ins().f32const(0.0),
+        F64 => b.ins().f64const(0.0),
+        _ => b.ins().iconst(ty, 0),
+    }
+}
+
+/// `state[k] += step` for a count column (`i64`, wrapping as Java longs).
+pub fn count_step(b: &mut FunctionBuilder<'_>, state: &mut StateRow, k: usize, step: i64) {
+    let count = state.get(b, k);
+    state.set(k, b.ins().iadd_imm_s(count, step));
 }
 
 /// The type of a validity flag in state (`bool`: 0 or 1).

@@ -58,22 +58,22 @@ impl Counts {
 
     /// [`Counts::update`] of one selected row as the fused loop's IR over
     /// state `[count]` (COUNT(*) when `arg` is `None`, else COUNT over a
-    /// column of that carrier, whose NULLs the loop leaves unselected).
+    /// column of that carrier, whose NULLs the loop leaves unselected); a
+    /// retraction counts -1 ([`Counts::update_signed`]).
     #[cfg(feature = "jit")]
     pub fn lowering(arg: Option<crate::jit::Type>) -> crate::jit::Lowering {
-        fn fold(
-            b: &mut crate::jit::FunctionBuilder<'_>,
-            state: &mut crate::jit::StateRow,
-            _value: Option<crate::jit::Value>,
-        ) {
-            use cranelift_codegen::ir::InstBuilder;
-            let count = state.get(b, 0);
-            state.set(0, b.ins().iadd_imm_s(count, 1));
+        use crate::jit::{count_step, FunctionBuilder, StateRow, Value};
+        fn fold(b: &mut FunctionBuilder<'_>, state: &mut StateRow, _: Option<Value>) {
+            count_step(b, state, 0, 1);
+        }
+        fn retract(b: &mut FunctionBuilder<'_>, state: &mut StateRow, _: Option<Value>) {
+            count_step(b, state, 0, -1);
         }
         crate::jit::Lowering {
             arg,
             state: vec![crate::jit::COUNT],
             fold,
+            retract: Some(retract),
         }
     }
 

@@ -1,8 +1,8 @@
 //! The operator's side of the JIT (`crate::jit`): whether this plan's
 //! fixed-width calls fold in one compiled loop, and folding a batch
-//! through it. The bundled modes' row folds (`fold_rows`: the local phase
-//! and the single phase in mini-batch mode, over insert-only input) use
-//! it; every other path runs the static kernels.
+//! through it. The bundled modes' row folds (the local phase and the
+//! single phase in mini-batch mode, over insert-only or retracting input)
+//! use it; every other path runs the static kernels.
 
 use arrow_schema::DataType;
 
@@ -10,7 +10,7 @@ use super::input::Input;
 use crate::accumulator::GroupAccumulator;
 use crate::error::Result;
 use crate::plan::{AggCall, AggPlan, Emission};
-use crate::types::{InputMode, Phase};
+use crate::types::Phase;
 
 /// Whether and how a plan's calls are fused.
 #[derive(Debug)]
@@ -23,9 +23,6 @@ pub(super) struct Fusion {
 
 /// Why a plan's rows never reach the fused loop, if they do not.
 fn unfused_shape(plan: &AggPlan) -> Option<&'static str> {
-    if plan.input != InputMode::InsertOnly {
-        return Some("retracting input (the fused loop reads no row kinds)");
-    }
     match (plan.phase, plan.emission) {
         (Phase::Local, _) | (Phase::Single, Emission::MiniBatch) if plan.window.is_none() => None,
         (Phase::Global, _) => Some("the global phase merges partials"),
@@ -53,7 +50,8 @@ impl Fusion {
         }
         #[cfg(feature = "jit")]
         {
-            let planned = crate::jit::Fused::plan(plan.jit, calls, accs, arg_types);
+            let retracting = plan.input == crate::types::InputMode::Retracting;
+            let planned = crate::jit::Fused::plan(plan.jit, calls, accs, arg_types, retracting);
             Fusion {
                 fused: planned.fused,
                 status: planned.status,
@@ -97,7 +95,8 @@ impl Fusion {
             if !fused.takes(groups) {
                 return Ok(&[]);
             }
-            if let Err(e) = fused.update(accs, &input.args, &input.filters, ids) {
+            let columns = (&input.args[..], &input.filters[..]);
+            if let Err(e) = fused.update(accs, columns, input.row_kinds, ids) {
                 self.status = format!("static: {e}");
                 self.fused = None;
             }

@@ -132,6 +132,21 @@ impl GroupAccumulator for InsertOnlyCall {
         self.0.reset()
     }
 
+    /// The inner call's lowering, its -U/-D rows skipped.
+    #[cfg(feature = "jit")]
+    fn jit_lowering(&self) -> Option<crate::jit::Lowering> {
+        let lowering = self.0.jit_lowering()?;
+        Some(crate::jit::Lowering {
+            retract: Some(crate::jit::skip_retraction),
+            ..lowering
+        })
+    }
+
+    #[cfg(feature = "jit")]
+    fn jit_state(&mut self) -> Option<crate::jit::StatePtrs> {
+        self.0.jit_state()
+    }
+
     fn memory_bytes(&self) -> usize {
         self.0.memory_bytes()
     }

@@ -173,14 +173,16 @@ impl GroupAggOperator {
             }
             accept.push(ok);
         }
-        let filter = accept
-            .iter()
-            .any(|&a| !a)
-            .then(|| BooleanArray::from(accept));
+        if accept.iter().all(|&a| a) {
+            // Every row applies: the rows fold as over insert-only input
+            // (the fused loop included), row kinds and all.
+            return self.fold_rows(input);
+        }
+        let filter = BooleanArray::from(accept);
         let rows: Vec<Option<BooleanArray>> = input
             .filters
             .iter()
-            .map(|call_filter| super::input::call_rows(call_filter.as_ref(), filter.as_ref()))
+            .map(|call_filter| super::input::call_rows(call_filter.as_ref(), Some(&filter)))
             .collect();
         let updates = super::input::updates(input, &rows, &self.ids);
         super::shared_views::fold_calls(&mut self.accs, &self.shared, &updates, |_, acc, update| {

@@ -44,9 +44,8 @@ use crate::kernel::avg::Scales;
 use crate::kernel::{AvgRule, Binding};
 #[cfg(feature = "jit")]
 use {
-    super::rules::{jit_add_to_sum, jit_sum_lowering},
+    super::rules::{jit_fold_sum, jit_sum_lowering, JitSumOp},
     crate::jit,
-    cranelift_codegen::ir::InstBuilder,
 };
 
 /// How AVG turns a sum and a count into the result.
@@ -208,7 +207,7 @@ impl<A: SumArith, D: Division<A>, E: Equality<D::Out>> AvgRule for Avg<A, D, E> 
     }
 
     /// The sum plus the widened value, validity kept (`sticky` without
-    /// overflow); the count plus one.
+    /// overflow), and the count plus one; a retraction subtracts both.
     #[cfg(feature = "jit")]
     fn lowering() -> Option<jit::Lowering> {
         fn fold<A: SumArith>(
@@ -216,11 +215,19 @@ impl<A: SumArith, D: Division<A>, E: Equality<D::Out>> AvgRule for Avg<A, D, E> 
             state: &mut jit::StateRow,
             value: Option<jit::Value>,
         ) {
-            if jit_add_to_sum::<A>(b, state, value) {
-                let count = state.get(b, 2);
-                state.set(2, b.ins().iadd_imm_s(count, 1));
+            if jit_fold_sum::<A>(b, state, value, JitSumOp::Add) {
+                jit::count_step(b, state, 2, 1);
             }
         }
-        jit_sum_lowering::<A>(&[jit::COUNT], fold::<A>)
+        fn retract<A: SumArith>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &mut jit::StateRow,
+            value: Option<jit::Value>,
+        ) {
+            if jit_fold_sum::<A>(b, state, value, JitSumOp::Sub) {
+                jit::count_step(b, state, 2, -1);
+            }
+        }
+        jit_sum_lowering::<A>(&[jit::COUNT], fold::<A>, Some(retract::<A>))
     }
 }

@@ -173,8 +173,8 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     fn failed_position(&self, _groups: &[u32]) -> Option<(usize, &'static str)> {
         None
     }
-    /// The fused loop's lowering of this state's update for `spec`
-    /// (insert-only input), `None` where it has none.
+    /// The fused loop's lowering of this state's update for `spec` (with
+    /// its retraction where the rule has one), `None` where it has none.
     #[cfg(feature = "jit")]
     fn lowering(_spec: &AccSpec) -> Option<crate::jit::Lowering> {
         None
@@ -300,13 +300,18 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
         self.spec.name
     }
 
-    /// Insert-only specializations only: the fused loop reads no row kinds.
+    /// A retracting specialization fuses only with its rule's retraction;
+    /// an insert-only one never sees a -U/-D row, so it has none.
     #[cfg(feature = "jit")]
     fn jit_lowering(&self) -> Option<crate::jit::Lowering> {
+        let lowering = S::lowering(&self.spec)?;
         if RETRACTING {
-            None
+            lowering.retract.is_some().then_some(lowering)
         } else {
-            S::lowering(&self.spec)
+            Some(crate::jit::Lowering {
+                retract: None,
+                ..lowering
+            })
         }
     }
 

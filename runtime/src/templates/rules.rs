@@ -194,6 +194,7 @@ where
             arg: Some(ty),
             state: vec![ty, jit::FLAG],
             fold: fold::<D>,
+            retract: None,
         })
     }
 }
@@ -287,6 +288,7 @@ where
             arg: Some(ty),
             state: vec![ty, jit::FLAG],
             fold: fold::<D>,
+            retract: None,
         })
     }
 }
@@ -630,47 +632,97 @@ pub(crate) type SumOp<A> = fn(
     <<A as SumArith>::Acc as Scalar>::V,
 ) -> Option<<<A as SumArith>::Acc as Scalar>::V>;
 
-/// `sum + value` in the fused loop, for arithmetic `A` whose
-/// [`SumArith::jit_types`] are `(arg, sum)`: the argument widened, then a
-/// wrapping integer or IEEE addition ([`SumArith::add_arg`] of `Wrapping`
-/// and `Ieee`).
+/// Which of a sum's operations the fused loop applies: an argument's
+/// addition ([`SumArith::add_arg`]) or its retraction
+/// ([`SumArith::sub_arg`]).
 #[cfg(feature = "jit")]
-pub(crate) fn jit_add(
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JitSumOp {
+    /// `sum + value`.
+    Add,
+    /// `sum - value`.
+    Sub,
+}
+
+/// `sum op value` in the fused loop, for arithmetic `A` whose
+/// [`SumArith::jit_types`] are `(arg, sum)`: the argument widened, then a
+/// wrapping integer or IEEE addition or subtraction (`add_arg` and
+/// `sub_arg` of `Wrapping` and `Ieee`).
+#[cfg(feature = "jit")]
+fn jit_sum_op(
     b: &mut jit::FunctionBuilder<'_>,
     (arg, sum_type): (jit::Type, jit::Type),
     sum: jit::Value,
     value: jit::Value,
+    op: JitSumOp,
 ) -> jit::Value {
     let value = jit::widen(b, value, arg, sum_type);
-    if sum_type.is_float() {
-        b.ins().fadd(sum, value)
-    } else {
-        b.ins().iadd(sum, value)
+    match (sum_type.is_float(), op) {
+        (true, JitSumOp::Add) => b.ins().fadd(sum, value),
+        (true, JitSumOp::Sub) => b.ins().fsub(sum, value),
+        (false, JitSumOp::Add) => b.ins().iadd(sum, value),
+        (false, JitSumOp::Sub) => b.ins().isub(sum, value),
     }
 }
 
-/// `state[0] += value` in the fused loop with `A`'s addition ([`jit_add`]);
-/// false, with nothing set, where `A` has no lowering or there is no value.
+/// `state[0] = state[0] op value` in the fused loop with `A`'s arithmetic
+/// ([`jit_sum_op`]), validity kept (`sticky` without overflow); false,
+/// with nothing set, where `A` has no lowering or there is no value.
 #[cfg(feature = "jit")]
-pub(crate) fn jit_add_to_sum<A: SumArith>(
+pub(crate) fn jit_fold_sum<A: SumArith>(
     b: &mut jit::FunctionBuilder<'_>,
     state: &mut jit::StateRow,
     value: Option<jit::Value>,
+    op: JitSumOp,
 ) -> bool {
     let (Some(types), Some(value)) = (A::jit_types(), value) else {
         return false;
     };
     let sum = state.get(b, 0);
-    state.set(0, jit_add(b, types, sum, value));
+    state.set(0, jit_sum_op(b, types, sum, value, op));
+    true
+}
+
+/// [`restarting`] in the fused loop over state `[sum, valid]`, where the
+/// sum cannot overflow: a NULL sum takes `value` (`0 - value` for a
+/// retraction) and a valid one `sum op value`; valid after. A sum for which
+/// NULL behaves as zero (`SumArith::NULL_IS_ZERO`: it starts valid) is the
+/// plain [`jit_fold_sum`]. False, with nothing set, as `jit_fold_sum`.
+#[cfg(feature = "jit")]
+pub(crate) fn jit_restart_sum<A: SumArith>(
+    b: &mut jit::FunctionBuilder<'_>,
+    state: &mut jit::StateRow,
+    value: Option<jit::Value>,
+    op: JitSumOp,
+) -> bool {
+    if A::NULL_IS_ZERO {
+        return jit_fold_sum::<A>(b, state, value, op);
+    }
+    let (Some(types), Some(value)) = (A::jit_types(), value) else {
+        return false;
+    };
+    let (sum, valid) = (state.get(b, 0), state.get(b, 1));
+    let total = jit_sum_op(b, types, sum, value, op);
+    let fresh = match op {
+        JitSumOp::Add => jit::widen(b, value, types.0, types.1),
+        JitSumOp::Sub => {
+            let zero = jit::zero(b, types.1);
+            jit_sum_op(b, types, zero, value, op)
+        }
+    };
+    state.set(0, b.ins().select(valid, total, fresh));
+    state.set_valid(1);
     true
 }
 
 /// The lowering of a sum template over state `[sum, valid, extra...]` with
-/// `fold`; `None` where `A` has no lowering or overflows to NULL.
+/// `fold` and, for a rule that retracts, `retract`; `None` where `A` has
+/// no lowering or overflows to NULL.
 #[cfg(feature = "jit")]
 pub(crate) fn jit_sum_lowering<A: SumArith>(
     extra: &[jit::Type],
     fold: jit::FoldIr,
+    retract: Option<jit::FoldIr>,
 ) -> Option<jit::Lowering> {
     let (arg, sum) = A::jit_types().filter(|_| !A::OVERFLOWS)?;
     let mut state = vec![sum, jit::FLAG];
@@ -679,6 +731,7 @@ pub(crate) fn jit_sum_lowering<A: SumArith>(
         arg: Some(arg),
         state,
         fold,
+        retract,
     })
 }
 

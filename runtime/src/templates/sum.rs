@@ -44,7 +44,7 @@ use super::rules::{restarting, Equality, Scalar, SumArith, SumOp};
 use crate::kernel::{Binding, SlotRule};
 #[cfg(feature = "jit")]
 use {
-    super::rules::{jit_add_to_sum, jit_sum_lowering},
+    super::rules::{jit_fold_sum, jit_sum_lowering, JitSumOp},
     crate::jit,
 };
 
@@ -115,10 +115,10 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum<A, E> {
             state: &mut jit::StateRow,
             value: Option<jit::Value>,
         ) {
-            if jit_add_to_sum::<A>(b, state, value) {
+            if jit_fold_sum::<A>(b, state, value, JitSumOp::Add) {
                 state.set_valid(1);
             }
         }
-        jit_sum_lowering::<A>(&[], fold::<A>)
+        jit_sum_lowering::<A>(&[], fold::<A>, None)
     }
 }

@@ -40,7 +40,7 @@ use super::rules::{sticky, Equality, Scalar, SumArith};
 use crate::kernel::{Binding, SlotRule};
 #[cfg(feature = "jit")]
 use {
-    super::rules::{jit_add_to_sum, jit_sum_lowering},
+    super::rules::{jit_fold_sum, jit_sum_lowering, JitSumOp},
     crate::jit,
 };
 
@@ -88,8 +88,8 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum0<A, E> {
         E::same(a, b)
     }
 
-    /// The sum plus the widened value, validity kept (`sticky` without
-    /// overflow).
+    /// The sum plus (a retraction: minus) the widened value, validity kept
+    /// (`sticky` without overflow).
     #[cfg(feature = "jit")]
     fn lowering() -> Option<jit::Lowering> {
         fn fold<A: SumArith>(
@@ -97,8 +97,15 @@ impl<A: SumArith, E: Equality<A::Acc>> SlotRule for Sum0<A, E> {
             state: &mut jit::StateRow,
             value: Option<jit::Value>,
         ) {
-            jit_add_to_sum::<A>(b, state, value);
+            jit_fold_sum::<A>(b, state, value, JitSumOp::Add);
         }
-        jit_sum_lowering::<A>(&[], fold::<A>)
+        fn retract<A: SumArith>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &mut jit::StateRow,
+            value: Option<jit::Value>,
+        ) {
+            jit_fold_sum::<A>(b, state, value, JitSumOp::Sub);
+        }
+        jit_sum_lowering::<A>(&[], fold::<A>, Some(retract::<A>))
     }
 }

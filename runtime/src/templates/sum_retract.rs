@@ -42,6 +42,11 @@ use std::marker::PhantomData;
 use super::rules::{restarting, Equality, Scalar, SumArith, SumOp};
 use crate::kernel::avg::Scales;
 use crate::kernel::{AvgRule, Binding};
+#[cfg(feature = "jit")]
+use {
+    super::rules::{jit_restart_sum, jit_sum_lowering, JitSumOp},
+    crate::jit,
+};
 
 /// SUM over retractions with arithmetic `A`, results compared under `E`.
 #[derive(Debug)]
@@ -119,5 +124,31 @@ impl<A: SumArith, E: Equality<A::Acc>> AvgRule for SumRetract<A, E> {
     #[inline(always)]
     fn same(a: SumRef<'_, A>, b: SumRef<'_, A>) -> bool {
         E::same(a, b)
+    }
+
+    /// `apply` without overflow (a NULL sum restarts at the value, or at
+    /// `0 - value` for a retraction, unless NULL behaves as zero), and the
+    /// count plus (a retraction: minus) one.
+    #[cfg(feature = "jit")]
+    fn lowering() -> Option<jit::Lowering> {
+        fn fold<A: SumArith>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &mut jit::StateRow,
+            value: Option<jit::Value>,
+        ) {
+            if jit_restart_sum::<A>(b, state, value, JitSumOp::Add) {
+                jit::count_step(b, state, 2, 1);
+            }
+        }
+        fn retract<A: SumArith>(
+            b: &mut jit::FunctionBuilder<'_>,
+            state: &mut jit::StateRow,
+            value: Option<jit::Value>,
+        ) {
+            if jit_restart_sum::<A>(b, state, value, JitSumOp::Sub) {
+                jit::count_step(b, state, 2, -1);
+            }
+        }
+        jit_sum_lowering::<A>(&[jit::COUNT], fold::<A>, Some(retract::<A>))
     }
 }
