@@ -6,38 +6,155 @@
 //! at 64, 1,024, 16,384 and 1,000,000 keys (state from a few KiB in L1
 //! past the core's 2 MiB L2), given group ids and as the whole local phase
 //! (key lookup, folds, partials emitted: `process` then `flush` of the
-//! runtime's operator); then the compile time of each list's loop.
+//! runtime's operator); then the compile time of each list's loop; then
+//! retracting input (every fourth row -U) at 64 and 1,024 keys, given ids
+//! and as the local phase, for the list of calls that fold retractions
+//! (COUNT(*), COUNT, SUM, AVG) and q17's (MIN and MAX keep their static
+//! multisets there).
 //!
 //! Bench ids: `jit_<keys>/<path>/<list>`, paths `static_given_ids`,
 //! `jit_given_ids`, `datafusion_given_ids`, `static_local_phase`,
-//! `jit_local_phase`; `jit_compile/<list>`. One iteration is one
-//! 4096-row bundle; throughput is in rows.
+//! `jit_local_phase`; `jit_compile/<list>`; `jit_retracting_<keys>/<path>/
+//! <list>`. One iteration is one 4096-row bundle; throughput is in rows.
 
 use std::time::Duration;
 
-use aggforge_benches::call_lists::{agg_calls, arg_type, bundles, lists, plan, ListCall, PRICE};
+use aggforge_benches::call_lists::{
+    agg_calls, arg_type, bundles, lists, plan, retracting_lists, row_kinds, with_row_kinds,
+    ListBundle, ListCall, PRICE,
+};
 use aggforge_benches::data::{BATCH_ROWS, FEW_KEYS, MANY_KEYS};
 use aggforge_benches::ours;
 use aggforge_runtime::accumulator::{BatchUpdate, GroupAccumulator};
 use aggforge_runtime::jit::{compile_uncached, Fused};
 use aggforge_runtime::operator::GroupAggOperator;
-use aggforge_runtime::types::{JitMode, Phase, SqlType};
-use arrow_array::{Array, ArrayRef, BooleanArray};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use aggforge_runtime::types::{InputMode, JitMode, Phase, SqlType};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 
 const SEED: u64 = 0x0017_F05E;
 
-/// The registry's local-phase accumulators for `list`, sized to `groups`.
-fn accumulators(list: &[ListCall], groups: usize) -> Vec<Box<dyn GroupAccumulator>> {
+/// The registry's local-phase accumulators for `list` over `input`, sized
+/// to `groups`.
+fn accumulators(
+    list: &[ListCall],
+    input: InputMode,
+    groups: usize,
+) -> Vec<Box<dyn GroupAccumulator>> {
     let bigint = SqlType::of("BIGINT");
     list.iter()
         .map(|c| {
             let arg = (c.function != "COUNT_STAR").then_some(&bigint);
-            let mut acc = ours::accumulator(c.function, arg, Phase::Local).expect("admitted");
+            let mut acc =
+                ours::accumulator_over(c.function, arg, Phase::Local, input).expect("admitted");
             acc.resize(groups);
             acc
         })
         .collect()
+}
+
+/// Per bundle, per call of `list`: its argument columns and FILTER.
+type CallInputs = (Vec<Vec<Vec<ArrayRef>>>, Vec<Vec<Option<BooleanArray>>>);
+
+fn call_inputs(input: &[ListBundle], list: &[ListCall]) -> CallInputs {
+    let args = input
+        .iter()
+        .map(|b| {
+            list.iter()
+                .map(|c| match c.function {
+                    "COUNT_STAR" => vec![],
+                    _ => vec![b.column(PRICE).clone()],
+                })
+                .collect()
+        })
+        .collect();
+    let filters = input
+        .iter()
+        .map(|b| {
+            list.iter()
+                .map(|c| c.filter.map(|f| as_filter(b.column(f))))
+                .collect()
+        })
+        .collect();
+    (args, filters)
+}
+
+/// `static_given_ids/<name>` and `jit_given_ids/<name>`: the per-call
+/// kernels and the fused loop over the same bundles and group ids, over
+/// `input` (with `kinds` as every bundle's row kinds when retracting).
+fn given_ids(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    (name, list): (&str, &[ListCall]),
+    (bundles, keys): (&[ListBundle], usize),
+    input: InputMode,
+    kinds: Option<&[i8]>,
+) {
+    let (args, filters) = call_inputs(bundles, list);
+    let mut accs = accumulators(list, input, keys);
+    let mut next = 0;
+    group.bench_function(format!("static_given_ids/{name}"), |b| {
+        b.iter(|| {
+            let ids = &bundles[next].grouping.group_ids;
+            for (c, acc) in accs.iter_mut().enumerate() {
+                acc.update(&BatchUpdate {
+                    args: &args[next][c],
+                    group_ids: ids,
+                    filter: filters[next][c].as_ref(),
+                    row_kinds: kinds,
+                    distinct: None,
+                })
+                .expect("update");
+            }
+            next = (next + 1) % bundles.len();
+        })
+    });
+
+    let calls = agg_calls(list);
+    let arg_types: Vec<_> = calls
+        .iter()
+        .map(|c| c.args.iter().map(|_| arg_type()).collect())
+        .collect();
+    let mut accs = accumulators(list, input, keys);
+    let retracting = input == InputMode::Retracting;
+    let planned = Fused::plan(JitMode::On, &calls, &accs, &arg_types, retracting);
+    let mut fused = planned.fused.expect("the list fuses");
+    group.bench_function(format!("jit_given_ids/{name}"), |b| {
+        b.iter(|| {
+            let ids = &bundles[next].grouping.group_ids;
+            fused
+                .update(&mut accs, (&args[next], &filters[next]), kinds, ids)
+                .expect("fused update");
+            next = (next + 1) % bundles.len();
+        })
+    });
+}
+
+/// `static_local_phase/<name>` and `jit_local_phase/<name>`: the runtime's
+/// local-phase operator over `batches` (key lookup, folds, partials).
+fn local_phase(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    (name, list): (&str, &[ListCall]),
+    batches: &[RecordBatch],
+    input: InputMode,
+) {
+    let mut next = 0;
+    for (path, jit) in [
+        ("static_local_phase", JitMode::Off),
+        ("jit_local_phase", JitMode::On),
+    ] {
+        let mut agg_plan = plan(list, Phase::Local, jit);
+        agg_plan.input = input;
+        let mut op = GroupAggOperator::new(agg_plan).expect("plan");
+        group.bench_function(format!("{path}/{name}"), |b| {
+            b.iter(|| {
+                op.process(&batches[next]).expect("process");
+                let out = op.flush().expect("flush").expect("partials");
+                assert!(out.num_rows() > 0);
+                next = (next + 1) % batches.len();
+            })
+        });
+    }
 }
 
 fn as_filter(column: &ArrayRef) -> BooleanArray {
@@ -62,69 +179,17 @@ fn bench(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(2))
             .sample_size(20)
             .throughput(Throughput::Elements(BATCH_ROWS as u64));
+        let batches: Vec<RecordBatch> = input.iter().map(|b| b.batch.clone()).collect();
         for (name, list) in lists() {
-            // Per bundle, per call: its argument columns and FILTER.
-            let args: Vec<Vec<Vec<ArrayRef>>> = input
-                .iter()
-                .map(|b| {
-                    list.iter()
-                        .map(|c| match c.function {
-                            "COUNT_STAR" => vec![],
-                            _ => vec![b.column(PRICE).clone()],
-                        })
-                        .collect()
-                })
-                .collect();
-            let filters: Vec<Vec<Option<BooleanArray>>> = input
-                .iter()
-                .map(|b| {
-                    list.iter()
-                        .map(|c| c.filter.map(|f| as_filter(b.column(f))))
-                        .collect()
-                })
-                .collect();
-
-            let mut accs = accumulators(&list, keys);
-            let mut next = 0;
-            group.bench_function(format!("static_given_ids/{name}"), |b| {
-                b.iter(|| {
-                    let ids = &input[next].grouping.group_ids;
-                    for (c, acc) in accs.iter_mut().enumerate() {
-                        acc.update(&BatchUpdate {
-                            args: &args[next][c],
-                            group_ids: ids,
-                            filter: filters[next][c].as_ref(),
-                            row_kinds: None,
-                            distinct: None,
-                        })
-                        .expect("update");
-                    }
-                    next = (next + 1) % input.len();
-                })
-            });
-
-            let calls = agg_calls(&list);
-            let arg_types: Vec<_> = calls
-                .iter()
-                .map(|c| c.args.iter().map(|_| arg_type()).collect())
-                .collect();
-            let mut accs = accumulators(&list, keys);
-            let planned = Fused::plan(JitMode::On, &calls, &accs, &arg_types, false);
-            let mut fused = planned.fused.expect("the list fuses");
-            group.bench_function(format!("jit_given_ids/{name}"), |b| {
-                b.iter(|| {
-                    let ids = &input[next].grouping.group_ids;
-                    fused
-                        .update(&mut accs, (&args[next], &filters[next]), None, ids)
-                        .expect("fused update");
-                    next = (next + 1) % input.len();
-                })
-            });
+            let insert_only = InputMode::InsertOnly;
+            given_ids(&mut group, (name, &list), (&input, keys), insert_only, None);
 
             #[cfg(feature = "datafusion-compare")]
             {
                 use aggforge_benches::datafusion_compare as df;
                 use aggforge_benches::general::Function;
+                let (_, filters) = call_inputs(&input, &list);
+                let mut next = 0;
                 let function = |f: &str| match f {
                     "MIN" => Function::Min,
                     "MAX" => Function::Max,
@@ -174,20 +239,7 @@ fn bench(c: &mut Criterion) {
                 });
             }
 
-            for (path, jit) in [
-                ("static_local_phase", JitMode::Off),
-                ("jit_local_phase", JitMode::On),
-            ] {
-                let mut op = GroupAggOperator::new(plan(&list, Phase::Local, jit)).expect("plan");
-                group.bench_function(format!("{path}/{name}"), |b| {
-                    b.iter(|| {
-                        op.process(&input[next].batch).expect("process");
-                        let out = op.flush().expect("flush").expect("partials");
-                        assert!(out.num_rows() > 0);
-                        next = (next + 1) % input.len();
-                    })
-                });
-            }
+            local_phase(&mut group, (name, &list), &batches, insert_only);
         }
         group.finish();
     }
@@ -202,7 +254,7 @@ fn bench(c: &mut Criterion) {
             .iter()
             .map(|c| c.args.iter().map(|_| arg_type()).collect())
             .collect();
-        let accs = accumulators(&list, 1);
+        let accs = accumulators(&list, InputMode::InsertOnly, 1);
         let fused = Fused::plan(JitMode::On, &calls, &accs, &arg_types, false)
             .fused
             .expect("the list fuses");
@@ -217,5 +269,31 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// Retracting input: the fused loop reads each row's kind and applies the
+/// fold or the retraction; the static kernels take their signed paths.
+fn retracting(c: &mut Criterion) {
+    for (label, keys) in [("64keys", FEW_KEYS), ("1Kkeys", 1_024)] {
+        let input = bundles(keys, 8, SEED);
+        let kinds = row_kinds(BATCH_ROWS);
+        let batches: Vec<RecordBatch> = input
+            .iter()
+            .map(|b| with_row_kinds(&b.batch, &kinds))
+            .collect();
+        let mut group = c.benchmark_group(format!("jit_retracting_{label}"));
+        group
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2))
+            .sample_size(20)
+            .throughput(Throughput::Elements(BATCH_ROWS as u64));
+        let retracting = InputMode::Retracting;
+        for (name, list) in retracting_lists() {
+            let list = (name, &list[..]);
+            given_ids(&mut group, list, (&input, keys), retracting, Some(&kinds));
+            local_phase(&mut group, list, &batches, retracting);
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench, retracting);
 criterion_main!(benches);

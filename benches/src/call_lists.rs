@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
-use aggforge_runtime::types::{InputMode, JitMode, Phase, SqlType};
-use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
+use aggforge_runtime::types::{InputMode, JitMode, Phase, SqlType, ROW_KIND_COLUMN};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, Int8Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 
 use crate::data::{argument_column, grouping_stream, Grouping, BATCH_ROWS};
@@ -105,7 +105,8 @@ pub fn agg_calls(list: &[ListCall]) -> Vec<AggCall> {
         .collect()
 }
 
-/// A plan for `list` keyed on column 0 in `phase`, with the JIT `jit`.
+/// A plan for `list` keyed on column 0 in `phase` over insert-only input,
+/// with the JIT `jit`.
 pub fn plan(list: &[ListCall], phase: Phase, jit: JitMode) -> AggPlan {
     AggPlan {
         key_columns: vec![0],
@@ -173,6 +174,37 @@ pub fn bundles(num_keys: usize, count: usize, seed: u64) -> Vec<ListBundle> {
             ListBundle { grouping, batch }
         })
         .collect()
+}
+
+/// The lists of the retracting-input bench: the calls that fold
+/// retractions in the fused loop (COUNT(*), COUNT, SUM, AVG), and q17's
+/// list, whose MIN and MAX keep their static multisets.
+pub fn retracting_lists() -> Vec<(&'static str, Vec<ListCall>)> {
+    let mut lists = vec![(
+        "4sums",
+        vec![call("COUNT_STAR"), call("COUNT"), call("SUM"), call("AVG")],
+    )];
+    lists.extend(self::lists().into_iter().filter(|(name, _)| *name == "q17"));
+    lists
+}
+
+/// Row kinds of a retracting bundle: every fourth row -U, the others +I.
+pub fn row_kinds(rows: usize) -> Vec<i8> {
+    (0..rows).map(|i| if i % 4 == 3 { 1 } else { 0 }).collect()
+}
+
+/// `batch` with a `$row_kind` column of `kinds` appended.
+pub fn with_row_kinds(batch: &RecordBatch, kinds: &[i8]) -> RecordBatch {
+    let mut fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| (**f).clone())
+        .collect();
+    fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(Int8Array::from(kinds.to_vec())));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("row kinds cover the batch")
 }
 
 /// The Arrow type of every argument (BIGINT price).

@@ -22,7 +22,18 @@ pub fn accumulator(
     arg: Option<&SqlType>,
     phase: Phase,
 ) -> Result<Box<dyn GroupAccumulator>> {
-    let admission = registry::lookup(function, arg, phase, InputMode::InsertOnly, false)
+    accumulator_over(function, arg, phase, InputMode::InsertOnly)
+}
+
+/// The registry's non-DISTINCT accumulator for `function` over `arg` in
+/// `phase` over `input`.
+pub fn accumulator_over(
+    function: &str,
+    arg: Option<&SqlType>,
+    phase: Phase,
+    input: InputMode,
+) -> Result<Box<dyn GroupAccumulator>> {
+    let admission = registry::lookup(function, arg, phase, input, false)
         .map_err(|reason| AggError::Plan(format!("{function}: not admitted: {reason}")))?;
     admission.create(arg)
 }
