@@ -63,3 +63,33 @@ fn lists_that_do_not_fuse_and_bad_input_fail_with_a_sentence() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected FUNCTION(TYPE)"));
     assert_eq!(run(&[]).status.code(), Some(2));
 }
+
+#[test]
+fn retracting_lists_read_row_kinds_and_asm_prints_the_machine_code() {
+    let out = run(&[
+        "--retracting",
+        "--asm",
+        "SUM(BIGINT), COUNT(*), MAX(BIGINT)",
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    // MAX over retracting input keeps its multiset: not fused.
+    assert!(text.starts_with("; fused 2 of 3 calls"), "{text}");
+    assert!(
+        text.contains("filters[] kinds SUM<BIGINT>/retracting"),
+        "{text}"
+    );
+    assert!(
+        text.contains("; MAX<BIGINT>/retracting       static kernel"),
+        "{text}"
+    );
+    // Sum and count are added to and subtracted from, picked by the kind.
+    assert!(text.contains("isub") && text.contains("select"), "{text}");
+    assert!(text.contains("\n; machine code\n"), "{text}");
+    assert!(text.contains("ret"), "{text}");
+    let plain = stdout(&run(&["SUM(BIGINT), COUNT(*)"]));
+    assert!(
+        !plain.contains("kinds") && !plain.contains("\n; machine code\n"),
+        "{plain}"
+    );
+}

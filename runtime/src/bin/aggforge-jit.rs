@@ -8,19 +8,20 @@
 //! (`{"version":1,...}`). `--nulls` compiles the variant for batches whose
 //! columns hold NULLs (validity bits read); `--retracting` takes the
 //! calls' retracting specializations and compiles the variant that reads
-//! row kinds (a plan JSON says its own input mode). Exit codes: 0
-//! compiled, 1 the list does not fuse or compile, 2 usage errors.
+//! row kinds (a plan JSON says its own input mode); `--asm` also prints
+//! the machine code (Cranelift's listing). Exit codes: 0 compiled, 1 the
+//! list does not fuse or compile, 2 usage errors.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use aggforge_runtime::error::{AggError, Result};
-use aggforge_runtime::jit::{compile_uncached, Fused};
+use aggforge_runtime::jit::{compile_listing, Fused};
 use aggforge_runtime::plan::{arrow_type, AggCall, AggPlan};
 use aggforge_runtime::registry;
 use aggforge_runtime::types::{InputMode, JitMode, Phase, SqlType};
 
-const USAGE: &str = "usage: aggforge-jit [--nulls] [--retracting] \
+const USAGE: &str = "usage: aggforge-jit [--nulls] [--retracting] [--asm] \
      '<MIN(INT), MAX(INT), COUNT(*), ...>' | '<plan JSON>'";
 
 /// Splits `MIN(INT), SUM(DECIMAL(10, 2)) FILTER` at top-level commas.
@@ -85,7 +86,19 @@ fn parse_calls(text: &str) -> Result<Vec<AggCall>> {
         .collect())
 }
 
-fn run(text: &str, nulls: bool, retracting: bool) -> Result<()> {
+/// What to compile and print besides the IR.
+struct Flags {
+    nulls: bool,
+    retracting: bool,
+    asm: bool,
+}
+
+fn run(text: &str, flags: &Flags) -> Result<()> {
+    let Flags {
+        nulls,
+        retracting,
+        asm,
+    } = *flags;
     let (calls, phase, input) = if text.trim_start().starts_with('{') {
         let plan = AggPlan::from_json(text)?;
         (plan.calls, plan.phase, plan.input)
@@ -124,7 +137,7 @@ fn run(text: &str, nulls: bool, retracting: bool) -> Result<()> {
         shape.filters.iter_mut().for_each(|f| *f = true);
     }
     shape.kinds = retracting;
-    let compiled = compile_uncached(&shape)?;
+    let (compiled, listing) = compile_listing(&shape)?;
     out.push_str(&format!("; shape: {}\n", shape.key()));
     for (acc, &covered) in accs.iter().zip(fused.covered()) {
         let how = if covered { "fused" } else { "static kernel" };
@@ -136,6 +149,10 @@ fn run(text: &str, nulls: bool, retracting: bool) -> Result<()> {
         compiled.compile_time.as_secs_f64() * 1e3
     ));
     out.push_str(&compiled.ir);
+    if asm {
+        out.push_str("\n; machine code\n");
+        out.push_str(&listing);
+    }
     // A closed pipe (`| head`) ends the output, not the program with a panic.
     let _ = std::io::stdout().write_all(out.as_bytes());
     Ok(())
@@ -148,13 +165,16 @@ fn main() -> ExitCode {
         args.retain(|a| a != name);
         set
     };
-    let nulls = flag(&mut args, "--nulls");
-    let retracting = flag(&mut args, "--retracting");
+    let flags = Flags {
+        nulls: flag(&mut args, "--nulls"),
+        retracting: flag(&mut args, "--retracting"),
+        asm: flag(&mut args, "--asm"),
+    };
     if args.len() != 1 || args[0].starts_with('-') {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     }
-    match run(&args[0], nulls, retracting) {
+    match run(&args[0], &flags) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("aggforge-jit: {e}");

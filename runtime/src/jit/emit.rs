@@ -206,6 +206,16 @@ fn out_of_step() -> AggError {
 /// Builds and compiles the loop for `shape`, bypassing the cache (what a
 /// plan's first batch costs; the compile-time bench and `aggforge jit`).
 pub fn compile_uncached(shape: &Shape) -> Result<Compiled> {
+    compile_with(shape, false).map(|(compiled, _)| compiled)
+}
+
+/// [`compile_uncached`] and the machine code's listing (Cranelift's
+/// disassembly of the final instructions), for `aggforge jit --asm`.
+pub fn compile_listing(shape: &Shape) -> Result<(Compiled, String)> {
+    compile_with(shape, true)
+}
+
+fn compile_with(shape: &Shape, listing: bool) -> Result<(Compiled, String)> {
     let started = Instant::now();
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
@@ -221,6 +231,7 @@ pub fn compile_uncached(shape: &Shape) -> Result<Compiled> {
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let ptr = module.target_config().pointer_type();
     let mut ctx = module.make_context();
+    ctx.set_disasm(listing);
     ctx.func
         .signature
         .params
@@ -243,6 +254,10 @@ pub fn compile_uncached(shape: &Shape) -> Result<Compiled> {
         .compiled_code()
         .map(|c| c.code_buffer().len())
         .unwrap_or(0);
+    let asm = ctx
+        .compiled_code()
+        .and_then(|c| c.vcode.clone())
+        .unwrap_or_default();
     let ir = ctx.func.display().to_string();
     module.clear_context(&mut ctx);
     module
@@ -253,14 +268,15 @@ pub fn compile_uncached(shape: &Shape) -> Result<Compiled> {
     // signature (i64, ptr, ptr) and no results, which is `FusedFn`'s C ABI
     // on this host (`make_context` takes the host's default call convention).
     let entry = unsafe { std::mem::transmute::<*const u8, FusedFn>(code) };
-    Ok(Compiled {
+    let compiled = Compiled {
         entry,
         code_bytes,
         compile_time: started.elapsed(),
         ir,
         param_words: shape.param_words(),
         module: Mutex::new(Some(module)),
-    })
+    };
+    Ok((compiled, asm))
 }
 
 /// Emits the function body. The rows run in chunks of 64: `chunk` loads
@@ -366,8 +382,7 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
     let mut values = Vec::with_capacity(columns.len());
     for (c, (base, validity)) in shape.columns.iter().zip(&columns) {
         let value = c.ty.map(|ty| {
-            let offset = b.ins().imul_imm_u(row, i64::from(ty.bytes()));
-            let addr = b.ins().iadd(*base, offset);
+            let addr = element(b, *base, row, ty);
             b.ins().load(ty, flags, addr, 0)
         });
         let valid = validity.and_then(|_| bits.next());
@@ -403,10 +418,7 @@ fn emit_loop(b: &mut FunctionBuilder<'_>, shape: &Shape, ptr: Type) -> Result<()
             .state
             .iter()
             .zip(bases)
-            .map(|(ty, &base)| {
-                let offset = b.ins().imul_imm_u(id, i64::from(ty.bytes()));
-                b.ins().iadd(base, offset)
-            })
+            .map(|(ty, &base)| element(b, base, id, *ty))
             .collect();
         let mut state = StateRow::new(addrs, call.lowering.state.clone(), state_flags);
         (call.lowering.fold)(b, &mut state, arg);
@@ -492,4 +504,15 @@ fn merge_by_kind(
             }
         })
         .collect()
+}
+
+/// The address of element `index` of an array of `ty` at `base`, as
+/// `base + (index << log2(size))`: the shape x86-64 lowering folds into
+/// one addressing mode (carrier sizes are 1, 2, 4 or 8 bytes).
+fn element(b: &mut FunctionBuilder<'_>, base: Value, index: Value, ty: Type) -> Value {
+    let offset = match ty.bytes().trailing_zeros() {
+        0 => index,
+        shift => b.ins().ishl_imm_u(index, i64::from(shift)),
+    };
+    b.ins().iadd(base, offset)
 }

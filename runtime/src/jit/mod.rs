@@ -25,7 +25,7 @@ pub use cranelift_codegen::ir::types::Type;
 pub use cranelift_codegen::ir::Value;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData};
 pub use cranelift_frontend::FunctionBuilder;
-pub use emit::{compile, compile_uncached, Compiled, Shape};
+pub use emit::{compile, compile_listing, compile_uncached, Compiled, Shape};
 pub use fused::Fused;
 
 /// One row's fold of a selected (non-NULL, FILTER-passing) argument value,
