@@ -92,19 +92,22 @@ fn given_ids(
 ) {
     let (args, filters) = call_inputs(bundles, list);
     let mut accs = accumulators(list, input, keys);
+    // Call `c`'s static kernel over bundle `n`.
+    let kernel = |acc: &mut Box<dyn GroupAccumulator>, n: usize, c: usize| {
+        acc.update(&BatchUpdate {
+            args: &args[n][c],
+            group_ids: &bundles[n].grouping.group_ids,
+            filter: filters[n][c].as_ref(),
+            row_kinds: kinds,
+            distinct: None,
+        })
+        .expect("update");
+    };
     let mut next = 0;
     group.bench_function(format!("static_given_ids/{name}"), |b| {
         b.iter(|| {
-            let ids = &bundles[next].grouping.group_ids;
             for (c, acc) in accs.iter_mut().enumerate() {
-                acc.update(&BatchUpdate {
-                    args: &args[next][c],
-                    group_ids: ids,
-                    filter: filters[next][c].as_ref(),
-                    row_kinds: kinds,
-                    distinct: None,
-                })
-                .expect("update");
+                kernel(acc, next, c);
             }
             next = (next + 1) % bundles.len();
         })
@@ -129,15 +132,7 @@ fn given_ids(
                 .update(&mut accs, (&args[next], &filters[next]), kinds, ids)
                 .expect("fused update");
             for &c in &uncovered {
-                accs[c]
-                    .update(&BatchUpdate {
-                        args: &args[next][c],
-                        group_ids: ids,
-                        filter: filters[next][c].as_ref(),
-                        row_kinds: kinds,
-                        distinct: None,
-                    })
-                    .expect("update");
+                kernel(&mut accs[c], next, c);
             }
             next = (next + 1) % bundles.len();
         })

@@ -43,10 +43,7 @@ use super::rules::{sticky, Equality, Scalar, SumArith};
 use crate::kernel::avg::Scales;
 use crate::kernel::{AvgRule, Binding};
 #[cfg(feature = "jit")]
-use {
-    super::rules::{jit_fold_sum, jit_sum_lowering, JitSumOp},
-    crate::jit,
-};
+use {super::rules::jit_counted_sum_lowering, crate::jit};
 
 /// How AVG turns a sum and a count into the result.
 pub trait Division<A: SumArith>: 'static {
@@ -210,24 +207,6 @@ impl<A: SumArith, D: Division<A>, E: Equality<D::Out>> AvgRule for Avg<A, D, E> 
     /// overflow), and the count plus one; a retraction subtracts both.
     #[cfg(feature = "jit")]
     fn lowering() -> Option<jit::Lowering> {
-        fn fold<A: SumArith>(
-            b: &mut jit::FunctionBuilder<'_>,
-            state: &mut jit::StateRow,
-            value: Option<jit::Value>,
-        ) {
-            if jit_fold_sum::<A>(b, state, value, JitSumOp::Add) {
-                jit::count_step(b, state, 2, 1);
-            }
-        }
-        fn retract<A: SumArith>(
-            b: &mut jit::FunctionBuilder<'_>,
-            state: &mut jit::StateRow,
-            value: Option<jit::Value>,
-        ) {
-            if jit_fold_sum::<A>(b, state, value, JitSumOp::Sub) {
-                jit::count_step(b, state, 2, -1);
-            }
-        }
-        jit_sum_lowering::<A>(&[jit::COUNT], fold::<A>, Some(retract::<A>))
+        jit_counted_sum_lowering::<A, false>()
     }
 }

@@ -735,6 +735,37 @@ pub(crate) fn jit_sum_lowering<A: SumArith>(
     })
 }
 
+/// The lowering of a sum kept with a count over state `[sum, valid,
+/// count]` (AVG; SUM over retractions when `RESTART`, whose NULL sum a
+/// value restarts: [`jit_restart_sum`]): the fold adds the value and
+/// counts one, the retraction subtracts both.
+#[cfg(feature = "jit")]
+pub(crate) fn jit_counted_sum_lowering<A: SumArith, const RESTART: bool>() -> Option<jit::Lowering>
+{
+    fn step<A: SumArith, const RESTART: bool, const RETRACT: bool>(
+        b: &mut jit::FunctionBuilder<'_>,
+        state: &mut jit::StateRow,
+        value: Option<jit::Value>,
+    ) {
+        let (op, count) = match RETRACT {
+            false => (JitSumOp::Add, 1),
+            true => (JitSumOp::Sub, -1),
+        };
+        let summed = match RESTART {
+            true => jit_restart_sum::<A>(b, state, value, op),
+            false => jit_fold_sum::<A>(b, state, value, op),
+        };
+        if summed {
+            jit::count_step(b, state, 2, count);
+        }
+    }
+    jit_sum_lowering::<A>(
+        &[jit::COUNT],
+        step::<A, RESTART, false>,
+        Some(step::<A, RESTART, true>),
+    )
+}
+
 /// `op` on a sum that stays NULL once it overflowed (`plus(NULL, x)` is
 /// NULL): SUM0 and AVG.
 #[inline(always)]

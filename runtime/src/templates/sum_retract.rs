@@ -43,10 +43,7 @@ use super::rules::{restarting, Equality, Scalar, SumArith, SumOp};
 use crate::kernel::avg::Scales;
 use crate::kernel::{AvgRule, Binding};
 #[cfg(feature = "jit")]
-use {
-    super::rules::{jit_restart_sum, jit_sum_lowering, JitSumOp},
-    crate::jit,
-};
+use {super::rules::jit_counted_sum_lowering, crate::jit};
 
 /// SUM over retractions with arithmetic `A`, results compared under `E`.
 #[derive(Debug)]
@@ -131,24 +128,6 @@ impl<A: SumArith, E: Equality<A::Acc>> AvgRule for SumRetract<A, E> {
     /// count plus (a retraction: minus) one.
     #[cfg(feature = "jit")]
     fn lowering() -> Option<jit::Lowering> {
-        fn fold<A: SumArith>(
-            b: &mut jit::FunctionBuilder<'_>,
-            state: &mut jit::StateRow,
-            value: Option<jit::Value>,
-        ) {
-            if jit_restart_sum::<A>(b, state, value, JitSumOp::Add) {
-                jit::count_step(b, state, 2, 1);
-            }
-        }
-        fn retract<A: SumArith>(
-            b: &mut jit::FunctionBuilder<'_>,
-            state: &mut jit::StateRow,
-            value: Option<jit::Value>,
-        ) {
-            if jit_restart_sum::<A>(b, state, value, JitSumOp::Sub) {
-                jit::count_step(b, state, 2, -1);
-            }
-        }
-        jit_sum_lowering::<A>(&[jit::COUNT], fold::<A>, Some(retract::<A>))
+        jit_counted_sum_lowering::<A, true>()
     }
 }
