@@ -84,7 +84,7 @@ impl GroupAggOperator {
             }
             return self.fold_accepted(input);
         }
-        self.fold_rows(input)
+        self.fold_rows(input, &fresh)
     }
 
     /// Flink's `finishBundle`: one change per bundle group, its result now
@@ -175,8 +175,9 @@ impl GroupAggOperator {
         }
         if accept.iter().all(|&a| a) {
             // Every row applies: the rows fold as over insert-only input
-            // (the fused loop included), row kinds and all.
-            return self.fold_rows(input);
+            // (the fused loop included), row kinds and all; their groups
+            // are marked live above.
+            return self.fold_rows(input, &[]);
         }
         let filter = BooleanArray::from(accept);
         let rows: Vec<Option<BooleanArray>> = input

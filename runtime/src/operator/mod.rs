@@ -487,8 +487,10 @@ impl GroupAggOperator {
     }
 
     /// Folds a batch's rows into every call's accumulator at the interned
-    /// group ids and marks those groups live.
-    fn fold_rows(&mut self, input: &input::Input<'_>) -> Result<()> {
+    /// group ids and marks the groups this bundle touches first live (the
+    /// caller's `first_touched`: a bundle's other groups got state in an
+    /// earlier batch, and nothing takes it within a bundle).
+    fn fold_rows(&mut self, input: &input::Input<'_>, first_touched: &[u32]) -> Result<()> {
         let fused = self.fusion.fold(&mut self.accs, input, &self.ids)?;
         let is_fused = |c: usize| fused.get(c).copied().unwrap_or(false);
         // The rows a FILTER selects, for the calls the static kernels fold.
@@ -508,7 +510,7 @@ impl GroupAggOperator {
             }
             acc.update(update)
         })?;
-        for &g in &self.ids {
+        for &g in first_touched {
             self.live.set(g as usize);
         }
         Ok(())

@@ -26,7 +26,9 @@ impl GroupAggOperator {
         self.reserve_after_intern(before, table_bytes, 0, (ordered_bytes, 0), input)?;
         self.grow_groups();
         self.ordered.record_local(&self.plan, input, &self.ids);
-        self.fold_rows(input)
+        // The bundle's earlier groups are live since their first batch.
+        let first_touched: Vec<u32> = (before as u32..self.table.len() as u32).collect();
+        self.fold_rows(input, &first_touched)
     }
 
     /// Local phase flush: every bundle group's partials as +I rows, in the
