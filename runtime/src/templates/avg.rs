@@ -43,7 +43,7 @@ use super::rules::{sticky, Equality, Scalar, SumArith};
 use crate::kernel::avg::Scales;
 use crate::kernel::{AvgRule, Binding};
 #[cfg(feature = "jit")]
-use {super::rules::jit_counted_sum_lowering, crate::jit};
+use {super::sum_lowering::jit_counted_sum_lowering, crate::jit};
 
 /// How AVG turns a sum and a count into the result.
 pub trait Division<A: SumArith>: 'static {

@@ -33,6 +33,8 @@ pub mod single_value;
 mod state;
 pub mod sum;
 pub mod sum0;
+#[cfg(feature = "jit")]
+mod sum_lowering;
 pub mod sum_retract;
 
 use arrow_array::{Array, ArrayRef};

@@ -40,7 +40,7 @@ use super::rules::{sticky, Equality, Scalar, SumArith};
 use crate::kernel::{Binding, SlotRule};
 #[cfg(feature = "jit")]
 use {
-    super::rules::{jit_fold_sum, jit_sum_lowering, JitSumOp},
+    super::sum_lowering::{jit_fold_sum, jit_sum_lowering, JitSumOp},
     crate::jit,
 };
 

@@ -43,7 +43,7 @@ use super::rules::{restarting, Equality, Scalar, SumArith, SumOp};
 use crate::kernel::avg::Scales;
 use crate::kernel::{AvgRule, Binding};
 #[cfg(feature = "jit")]
-use {super::rules::jit_counted_sum_lowering, crate::jit};
+use {super::sum_lowering::jit_counted_sum_lowering, crate::jit};
 
 /// SUM over retractions with arithmetic `A`, results compared under `E`.
 #[derive(Debug)]
