@@ -24,27 +24,30 @@ cluster_versions=${AGGFORGE_CLUSTER_VERSIONS-"2.2.1"}
 # or more fixed-width calls; forced on, single calls fuse too).
 columnar_off_version=${AGGFORGE_COLUMNAR_OFF_VERSION-"2.2.1"}
 jars=target/flink-jars
+# Each stage's header also gives the disk's free space, so that a run that
+# fills the disk shows which stage took it.
+stage() { echo "== $* (free: $(df -h --output=avail . | tail -1 | tr -d ' '))"; }
 
-echo "== rustfmt"
+stage "rustfmt"
 cargo fmt --all -- --check
-echo "== clippy"
+stage "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== spec check"
+stage "spec check"
 cargo run --quiet --locked -p aggforge-codegen --bin aggforge -- check
-echo "== tests"
+stage "tests"
 cargo test --workspace --locked
 
 rm -rf "$jars" && mkdir -p "$jars"
 native=()
 for version in $flink_versions; do
-    echo "== Flink module tests (Maven), Flink $version"
+    stage "Flink module tests (Maven), Flink $version"
     # The first run builds the native library; later ones package the same one.
     mvn -B --no-transfer-progress -f jni-bridge/java/pom.xml "-Dflink.version=$version" \
         "${native[@]}" clean package
     native=(-Dnative.skip)
     cp jni-bridge/java/target/aggforge-flink-"${version%.*}"-*.jar "$jars/"
     if [[ $version == "$columnar_off_version" ]]; then
-        echo "== parity suite over Flink's row exchange (columnar exchange off), JIT on, Flink $version"
+        stage "parity suite over Flink's row exchange (columnar exchange off), JIT on, Flink $version"
         mvn -B --no-transfer-progress -f jni-bridge/java/pom.xml "-Dflink.version=$version" \
             -Dnative.skip -Daggforge.test.columnarExchange=false -Daggforge.test.jit=on \
             '-Dtest=*ParityTest' test
@@ -53,10 +56,10 @@ done
 ls -l "$jars"
 
 for version in $cluster_versions; do
-    echo "== real cluster, Flink $version"
+    stage "real cluster, Flink $version"
     jar=$(ls "$jars"/aggforge-flink-"${version%.*}"-*.jar)
     FLINK_VERSION=$version CLUSTER_CHECK_METRICS=1 scripts/cluster-test.sh "$jar"
-    echo "== bad configuration in a real distribution, Flink $version"
+    stage "bad configuration in a real distribution, Flink $version"
     foreign=$(ls "$jars"/aggforge-flink-*.jar | grep -v "aggforge-flink-${version%.*}-" | head -1 || true)
     scripts/cluster/bad-config.sh "${AGGFORGE_CACHE:-$HOME/.cache/aggforge}/flink/flink-$version" \
         "$jar" ${foreign:+"$foreign"}

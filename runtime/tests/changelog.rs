@@ -2,15 +2,13 @@
 //! GroupAggFunction, MiniBatchGroupAggFunction,
 //! MiniBatchLocalGroupAggFunction and MiniBatchGlobalGroupAggFunction.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::*;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::SqlType;
 use arrow_array::{ArrayRef, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch};
-use common::*;
 
 fn ints(v: &[Option<i32>]) -> ArrayRef {
     Arc::new(Int32Array::from(v.to_vec()))

@@ -1,5 +1,4 @@
 //! Generated accumulators through DataFusion's `GroupsAccumulator`.
-#![cfg(feature = "datafusion")]
 
 use std::sync::Arc;
 

@@ -41,7 +41,7 @@
 //!    run:
 //!
 //!    ```text
-//!    cargo test -p aggforge-runtime --test golden_snapshot -- --ignored write_golden_snapshots
+//!    cargo test -p aggforge-runtime --test integration -- --ignored golden_snapshot::write_golden_snapshots
 //!    ```
 //!
 //! 3. Review the new `.expected.txt` against Flink's semantics and commit
@@ -52,7 +52,6 @@
 //! intended change alters a changelog, that is a behaviour change to
 //! decide on, not a file to rewrite.
 
-mod common;
 #[path = "common/golden.rs"]
 mod golden;
 #[path = "common/golden_accumulators.rs"]
@@ -64,13 +63,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::common::*;
 use aggforge_codegen::model::{Phase as SpecPhase, StateTemplate};
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::registry;
 use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
-use common::*;
 use golden::{changelog_text, decode_container, encode_container, Case, Mode};
 use golden_cases::CASES;
 

@@ -242,8 +242,8 @@ fn wrong_key_type_is_an_input_error() {
 }
 
 /// Lookup speed on the fixed path: 4096-row batches over 64 keys.
-/// Run with `cargo test --release -p aggforge-runtime --test group_table
-/// -- --ignored --nocapture fixed_lookup_speed`.
+/// Run with `cargo test --release -p aggforge-runtime --test integration
+/// -- --ignored --nocapture group_table::fixed_lookup_speed`.
 #[test]
 #[ignore]
 fn fixed_lookup_speed() {

@@ -4,15 +4,13 @@
 //! and the final level's global phase give the single phase's final table,
 //! over insert-only and retracting input.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::*;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, Phase, SqlType};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
-use common::*;
 
 const BUCKETS: i64 = 4;
 

@@ -10,8 +10,6 @@
 //! really have been fused. The static kernels themselves are checked
 //! against the reference model (`reference_model.rs`).
 
-mod common;
-
 use std::sync::Arc;
 
 use aggforge_runtime::operator::GroupAggOperator;
@@ -23,7 +21,7 @@ use arrow_array::{
 };
 use proptest::prelude::*;
 
-use common::{batch, batch_with_kinds, opt_rows};
+use crate::common::{batch, batch_with_kinds, opt_rows};
 
 /// Argument types; each has its own input column (1 + index).
 const TYPES: [&str; 10] = [
@@ -159,7 +157,7 @@ fn sql(ty: usize) -> SqlType {
 
 fn plan_call(spec: &CallSpec) -> AggCall {
     let arg = (spec.function != "COUNT_STAR").then(|| (1 + spec.ty, sql(spec.ty)));
-    let mut call = common::call(spec.function, arg);
+    let mut call = crate::common::call(spec.function, arg);
     call.filter = spec.filter.map(|f| 1 + TYPES.len() + f);
     call.retracts = spec.retracts;
     call
@@ -185,7 +183,7 @@ fn run(
     jit: JitMode,
 ) -> (Vec<String>, String) {
     let calls = specs.iter().map(plan_call).collect();
-    let mut plan = common::plan("INT".parse().unwrap(), calls, Emission::MiniBatch);
+    let mut plan = crate::common::plan("INT".parse().unwrap(), calls, Emission::MiniBatch);
     plan.phase = phase;
     plan.input = input;
     plan.jit = jit;
@@ -285,7 +283,7 @@ fn auto_leaves_large_state_to_the_static_kernels() {
     let int = sql(2);
     let calls: Vec<AggCall> = ["MIN", "MAX"]
         .iter()
-        .map(|f| common::call(f, Some((1, int))))
+        .map(|f| crate::common::call(f, Some((1, int))))
         .collect();
     let accs: Vec<_> = calls
         .iter()

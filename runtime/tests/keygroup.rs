@@ -308,7 +308,7 @@ fn hashes_are_independent_of_batch_slicing() {
 }
 
 /// Rough throughput of `key_hashes`; run with
-/// `cargo test --release -p aggforge-runtime --test keygroup -- --ignored --nocapture`.
+/// `cargo test --release -p aggforge-runtime --test integration keygroup:: -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn key_hash_throughput() {

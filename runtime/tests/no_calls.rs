@@ -3,12 +3,10 @@
 //! nothing over insert-only input; over retracting input it emits -D when
 //! its record count reaches zero, as Flink's GroupAggFunction does.
 
-mod common;
-
+use crate::common::*;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, Phase, SqlType};
-use common::*;
 
 const I: i8 = 0;
 const UB: i8 = 1;

@@ -1,11 +1,10 @@
 //! Operator behaviour beyond the changelog: the memory budget, bad input,
 //! snapshot/restore and restoring a subset of key groups (rescaling).
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::common::*;
 use aggforge_runtime::error::AggError;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, DistinctView, Emission};
@@ -13,7 +12,6 @@ use aggforge_runtime::types::{InputMode, Phase, SqlType};
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
 };
-use common::*;
 
 fn string() -> SqlType {
     SqlType::of("STRING")
@@ -425,8 +423,8 @@ fn snapshot_with_an_open_bundle_is_refused() {
 
 /// Whole local-phase update speed: key lookup + MIN + MAX over DATE,
 /// 4096-row batches, 64 keys, one bundle per batch. Run with
-/// `cargo test --release -p aggforge-runtime --test operators --
-/// --ignored --nocapture local_min_max_speed`.
+/// `cargo test --release -p aggforge-runtime --test integration --
+/// --ignored --nocapture operators::local_min_max_speed`.
 #[test]
 #[ignore]
 fn local_min_max_speed() {

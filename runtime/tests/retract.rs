@@ -4,15 +4,13 @@
 //! inserts), leading-retraction dropping, -D when the record count reaches
 //! zero, and MiniBatchGroupAggFunction's early `return`.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::*;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
-use common::*;
 
 const I: i8 = 0;
 const UB: i8 = 1;

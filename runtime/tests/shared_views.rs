@@ -5,15 +5,13 @@
 //! share a view: the full changelogs must be equal, and the shared plan
 //! must hold less memory.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::*;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch};
-use common::*;
 
 /// Calls in the plans: more than 64, so the insert-only cells take two
 /// words of bits.

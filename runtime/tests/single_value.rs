@@ -7,15 +7,13 @@
 //! before the failing key), and the operator then refuses every call,
 //! snapshots included.
 
-mod common;
-
+use crate::common::*;
 use aggforge_runtime::error::AggError;
 use aggforge_runtime::kernel::single::SINGLE_VALUE_ERROR;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::RecordBatch;
-use common::*;
 
 const I: i8 = 0;
 const UB: i8 = 1;

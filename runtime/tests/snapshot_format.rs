@@ -276,7 +276,7 @@ fn sample_golden_matches_its_source_batch() {
 }
 
 /// Writes the sample golden payload. Run once per new format version:
-/// `cargo test -p aggforge-runtime --test snapshot_format -- --ignored`.
+/// `cargo test -p aggforge-runtime --test integration snapshot_format:: -- --ignored`.
 #[test]
 #[ignore]
 fn write_sample_golden() {

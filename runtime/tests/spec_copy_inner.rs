@@ -39,7 +39,7 @@ fn interval_year_month_from_copied_specs() {
     assert!(
         !dir.is_empty(),
         "{SPECS_DIR_VAR} is not set: this test only means something in the nested build \
-         runtime/tests/spec_copy.rs starts (cargo test -p aggforge-runtime --test spec_copy)"
+         runtime/tests/spec_copy.rs starts (cargo test -p aggforge-runtime --test integration spec_copy::)"
     );
 
     // The family parses every spelling, parameters ignored, and maps to the

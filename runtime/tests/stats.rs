@@ -2,17 +2,15 @@
 //! lose state) against a model of Flink's record counting and against the
 //! groups a snapshot holds, and the bytes and budget reported.
 
-mod common;
-
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use crate::common::*;
 use aggforge_runtime::operator::{GroupAggOperator, OperatorStats};
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::snapshot::decode_key_group;
 use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
-use common::*;
 
 const I: i8 = 0;
 const UB: i8 = 1;

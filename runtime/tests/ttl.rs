@@ -1,15 +1,13 @@
 //! State TTL: Flink's idle state retention (processing time,
 //! OnCreateAndWrite, NeverReturnExpired) as the operators apply it.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::*;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
-use common::*;
 
 fn kv(rows: &[(i32, i64)]) -> RecordBatch {
     let keys: ArrayRef = Arc::new(Int32Array::from(

@@ -3,14 +3,12 @@
 //! phase merges them; the final table equals the single phase's on the
 //! same rows, over insert-only and retracting input.
 
-mod common;
-
+use crate::common::*;
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::RecordBatch;
 use arrow_schema::DataType;
-use common::*;
 
 fn distinct(function: &str) -> AggCall {
     AggCall {

@@ -3,10 +3,9 @@
 //! global phase, and a snapshot/restore in the middle all give the same
 //! windows; SESSION windows also against a row-at-a-time model.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{batch, call, two_phase_plans};
 use aggforge_runtime::plan::{AggCall, AggPlan, Emission};
 use aggforge_runtime::time_zone::ZoneRules;
 use aggforge_runtime::types::{Phase, SqlType};
@@ -16,7 +15,6 @@ use arrow_array::types::TimestampMillisecondType;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType;
-use common::{batch, call, two_phase_plans};
 
 fn window(kind: WindowKind, size_ms: i64, step_ms: i64, time_column: usize) -> WindowPlan {
     WindowPlan {
@@ -41,7 +39,7 @@ fn window(kind: WindowKind, size_ms: i64, step_ms: i64, time_column: usize) -> W
 /// over rows `(k STRING, v BIGINT, ts TIMESTAMP(3))`.
 fn single(kind: WindowKind, size_ms: i64, step_ms: i64) -> AggPlan {
     let bigint = SqlType::of("BIGINT");
-    let mut plan = common::plan(
+    let mut plan = crate::common::plan(
         SqlType::of("STRING"),
         vec![
             call("COUNT_STAR", None),

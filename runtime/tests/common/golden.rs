@@ -584,10 +584,10 @@ pub(crate) fn parse_column(data_type: &DataType, cells: &[&str]) -> ArrayRef {
             })))
         }
         DataType::Struct(fields) if fields.len() == 3 && fields[1].name() == "mapSize" => {
-            crate::golden_accumulators::counted_accumulator(fields, cells)
+            super::golden_accumulators::counted_accumulator(fields, cells)
         }
         DataType::Struct(fields) if fields[0].name() == "list" => {
-            crate::golden_accumulators::list_accumulator(fields, cells)
+            super::golden_accumulators::list_accumulator(fields, cells)
         }
         DataType::Struct(_) => {
             let values = column(cells, parse_timestamp);

@@ -7,7 +7,7 @@ use arrow_array::types::*;
 use arrow_array::*;
 use arrow_schema::{DataType, TimeUnit};
 
-use crate::model::V;
+use super::model::V;
 
 /// The Arrow type of a column of `ty`: the runtime's own mapping.
 pub use aggforge_runtime::plan::arrow_type;

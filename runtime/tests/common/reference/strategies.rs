@@ -25,7 +25,7 @@ use aggforge_runtime::types::{Layout, SqlType};
 use proptest::prelude::*;
 use proptest::sample::select;
 
-use crate::model::V;
+use super::model::V;
 
 /// Most groups of a case (keys are `0..groups`).
 const MAX_GROUPS: u32 = 6;
