@@ -153,6 +153,11 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
     /// Drops every group (the local phase does this after each bundle).
     fn reset(&mut self);
 
+    /// Frees the allocations a [`reset`](GroupAccumulator::reset) kept for
+    /// the next bundle's groups (counted in `memory_bytes`); the operator
+    /// calls it when the memory budget refuses a reservation.
+    fn release_spare(&mut self) {}
+
     /// Bytes of state held, heap included.
     fn memory_bytes(&self) -> usize;
 

@@ -128,6 +128,9 @@ where
         self.groups.clear();
     }
 
+    /// Keeps nothing across a reset: nothing to free.
+    pub fn release_spare(&mut self) {}
+
     /// Empties the listed groups.
     pub fn clear(&mut self, groups: &[u32]) {
         for &g in groups {

@@ -34,6 +34,11 @@ impl<K: Clone> Candidates<K> {
         self.heap.is_empty()
     }
 
+    /// Drops every value, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.heap.clear();
+    }
+
     /// Allocated slots.
     pub fn capacity(&self) -> usize {
         self.heap.capacity()

@@ -154,6 +154,16 @@ pub(super) struct Group<K> {
     pub(super) candidates: Candidates<K>,
 }
 
+impl<K: Clone> Group<K> {
+    /// Empties the group, keeping its map's and candidates' allocations.
+    fn empty(&mut self) {
+        self.extreme = None;
+        self.map_size = 0;
+        self.map.clear();
+        self.candidates.clear();
+    }
+}
+
 impl<K> Default for Group<K> {
     fn default() -> Self {
         Group {
@@ -171,6 +181,10 @@ where
     Owned<R>: JavaOrd,
 {
     pub(super) groups: Vec<Group<Key<R>>>,
+    /// Groups emptied by the last [`reset`](Self::reset), their allocations
+    /// kept: a local phase's next bundle refills about as many groups, and
+    /// growing each map again from nothing was most of its time.
+    spare: Vec<Group<Key<R>>>,
     _rule: PhantomData<R>,
 }
 
@@ -192,6 +206,7 @@ where
     fn default() -> Self {
         CountedExtremes {
             groups: Vec::new(),
+            spare: Vec::new(),
             _rule: PhantomData,
         }
     }
@@ -241,14 +256,27 @@ where
         beats(R::MIN, a, b)
     }
 
-    /// Grows (or shrinks) to `n` groups; new groups are empty.
+    /// Grows (or shrinks) to `n` groups; new groups are empty (spare
+    /// ones first).
     pub fn resize(&mut self, n: usize) {
+        let reused = n.saturating_sub(self.groups.len()).min(self.spare.len());
+        self.groups
+            .extend(self.spare.drain(self.spare.len() - reused..));
         self.groups.resize_with(n, Group::default);
     }
 
-    /// Drops every group.
+    /// Drops every group, keeping their allocations as spares for the
+    /// next groups.
     pub fn reset(&mut self) {
-        self.groups.clear();
+        for group in &mut self.groups {
+            group.empty();
+        }
+        self.spare.append(&mut self.groups);
+    }
+
+    /// Frees the spare groups.
+    pub fn release_spare(&mut self) {
+        self.spare = Vec::new();
     }
 
     /// Empties the listed groups.
@@ -260,11 +288,13 @@ where
         }
     }
 
-    /// Bytes held: the groups and every map slot (allocated capacity).
+    /// Bytes held: the groups, spare ones too, and every map slot
+    /// (allocated capacity).
     pub fn memory_bytes(&self) -> usize {
-        let slots: usize = self.groups.iter().map(|g| g.map.capacity()).sum();
-        let candidates: usize = self.groups.iter().map(|g| g.candidates.capacity()).sum();
-        self.groups.capacity() * Self::bytes_per_group()
+        let groups = || self.groups.iter().chain(&self.spare);
+        let slots: usize = groups().map(|g| g.map.capacity()).sum();
+        let candidates: usize = groups().map(|g| g.candidates.capacity()).sum();
+        (self.groups.capacity() + self.spare.capacity()) * Self::bytes_per_group()
             + slots * Self::bytes_per_slot()
             + candidates * std::mem::size_of::<Key<R>>()
     }
@@ -462,11 +492,16 @@ where
         let mut extremes = Vec::with_capacity(groups.len());
         let mut extreme_valid = Vec::with_capacity(groups.len());
         let mut sizes = Vec::with_capacity(groups.len());
-        let mut keys = Vec::new();
-        let mut counts = Vec::new();
         let mut offsets = Vec::with_capacity(groups.len());
+        let mut held = Vec::with_capacity(groups.len());
         for &g in groups {
-            let group = &self.groups[super::group_index(g, self.groups.len(), name)?];
+            held.push(&self.groups[super::group_index(g, self.groups.len(), name)?]);
+        }
+        let total: usize = held.iter().map(|group| group.map.len()).sum();
+        let mut keys = Vec::with_capacity(total);
+        let mut counts = Vec::with_capacity(total);
+        let mut sorted_entries: Vec<(&Key<R>, i64)> = Vec::new();
+        for group in held {
             extreme_valid.push(group.extreme.is_some());
             extremes.push(
                 group
@@ -477,13 +512,19 @@ where
             );
             sizes.push(group.map_size);
             offsets.push(group.map.len());
-            let mut entries: Vec<(&Key<R>, i64)> = group.map.iter().map(|(k, &c)| (k, c)).collect();
             if sorted {
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            }
-            for (k, c) in entries {
-                keys.push(<Owned<R> as JavaOrd>::from_key(k));
-                counts.push(c);
+                sorted_entries.clear();
+                sorted_entries.extend(group.map.iter().map(|(k, &c)| (k, c)));
+                sorted_entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for &(k, c) in &sorted_entries {
+                    keys.push(<Owned<R> as JavaOrd>::from_key(k));
+                    counts.push(c);
+                }
+            } else {
+                for (k, &c) in &group.map {
+                    keys.push(<Owned<R> as JavaOrd>::from_key(k));
+                    counts.push(c);
+                }
             }
         }
         let entries = keys.len();

@@ -74,13 +74,17 @@ impl GroupAggOperator {
             + self.fusion.code_bytes()
     }
 
-    /// Reserves `bytes`; when the running account says no, re-measures
-    /// (the account over-estimates string state) and tries once more.
+    /// Reserves `bytes`; when the running account says no, frees the
+    /// allocations accumulators kept for reuse, re-measures (the account
+    /// over-estimates string state) and tries once more.
     /// `pending` is the part of `bytes` already allocated (table growth
     /// of the batch being reserved for), which the measurement excludes.
     pub(super) fn reserve(&mut self, bytes: usize, pending: usize) -> Result<()> {
         if self.budget.try_reserve(bytes).is_ok() {
             return Ok(());
+        }
+        for acc in self.accs.iter_mut().chain(&mut self.bundle_accs) {
+            acc.release_spare();
         }
         let measured = self.measure().saturating_sub(pending);
         self.budget.set_used(measured);

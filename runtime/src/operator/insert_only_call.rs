@@ -132,6 +132,10 @@ impl GroupAccumulator for InsertOnlyCall {
         self.0.reset()
     }
 
+    fn release_spare(&mut self) {
+        self.0.release_spare()
+    }
+
     /// The inner call's lowering, its -U/-D rows skipped.
     #[cfg(feature = "jit")]
     fn jit_lowering(&self) -> Option<crate::jit::Lowering> {

@@ -357,6 +357,10 @@ where
         self.lock().reset();
     }
 
+    fn release_spare(&mut self) {
+        self.inner.release_spare();
+    }
+
     fn memory_bytes(&self) -> usize {
         let view = if self.owner {
             self.lock().memory_bytes()

@@ -116,6 +116,9 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     }
     /// Drops every group.
     fn reset(&mut self);
+    /// Frees what `reset` kept for reuse (see
+    /// [`GroupAccumulator::release_spare`]).
+    fn release_spare(&mut self) {}
     /// Bytes held, heap included.
     fn memory_bytes(&self) -> usize;
     /// Folds a batch of raw rows (retracting -U/-D rows when the input
@@ -419,6 +422,10 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
 
     fn reset(&mut self) {
         self.state.reset();
+    }
+
+    fn release_spare(&mut self) {
+        self.state.release_spare();
     }
 
     fn memory_bytes(&self) -> usize {

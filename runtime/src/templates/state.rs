@@ -371,6 +371,10 @@ macro_rules! ordered_values_state {
         {
             kernel_basics!($kernel);
 
+            fn release_spare(&mut self) {
+                $kernel::release_spare(self)
+            }
+
             fn bytes_per_group() -> usize {
                 $kernel::<R>::bytes_per_group()
             }

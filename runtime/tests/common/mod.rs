@@ -74,10 +74,32 @@ pub fn batch_with_kinds(columns: Vec<ArrayRef>, kinds: Vec<i8>) -> RecordBatch {
 }
 
 fn value(column: &ArrayRef, row: usize) -> String {
+    render(column, row, false)
+}
+
+/// A cell as text; with `sorted_lists`, structs and lists too, each list's
+/// items sorted (hash maps list their entries in an order of their own).
+fn render(column: &ArrayRef, row: usize, sorted_lists: bool) -> String {
     if column.is_null(row) {
         return "NULL".into();
     }
     match column.data_type() {
+        DataType::Struct(_) if sorted_lists => {
+            let fields: Vec<String> = column
+                .as_struct()
+                .columns()
+                .iter()
+                .map(|c| render(c, row, true))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        DataType::List(_) if sorted_lists => {
+            let items = column.as_list::<i32>().value(row);
+            let mut items: Vec<String> =
+                (0..items.len()).map(|i| render(&items, i, true)).collect();
+            items.sort();
+            format!("[{}]", items.join(", "))
+        }
         DataType::Int8 => column.as_primitive::<Int8Type>().value(row).to_string(),
         DataType::Int16 => column.as_primitive::<Int16Type>().value(row).to_string(),
         DataType::Int32 => column.as_primitive::<Int32Type>().value(row).to_string(),
@@ -101,6 +123,18 @@ pub fn rows(batch: &RecordBatch) -> Vec<String> {
             let kind = RowKind::from_i8(kinds.value(r)).unwrap().short_string();
             let fields: Vec<String> = (0..n).map(|c| value(batch.column(c), r)).collect();
             format!("{kind}[{}]", fields.join(", "))
+        })
+        .collect()
+}
+
+/// Rows of an output batch with structs and lists spelled out, each
+/// list's items sorted: partials of hash-map state compare by content.
+pub fn rows_sorted_lists(batch: &RecordBatch) -> Vec<String> {
+    let n = batch.num_columns() - 1;
+    (0..batch.num_rows())
+        .map(|r| {
+            let fields: Vec<String> = (0..n).map(|c| render(batch.column(c), r, true)).collect();
+            format!("[{}]", fields.join(", "))
         })
         .collect()
 }
