@@ -9,17 +9,28 @@
 //! values). The counts live in a hash map; this heap keeps the order, at
 //! O(log n) per value that enters and amortized O(log n) per extreme that
 //! leaves.
+//!
+//! The heap is only built when an extreme first leaves (from the values
+//! then in the multiset, in O(n)) and kept from then on: most groups never
+//! lose their extreme, and a local phase's bundle groups rarely do, so
+//! they pay neither the heap's pushes nor its memory.
 
 /// A heap of candidate extremes under an order given per call (`better(a,
 /// b)`: `a` is a better extreme than `b`), possibly holding stale values.
 #[derive(Debug, Clone)]
 pub struct Candidates<K> {
     heap: Vec<K>,
+    /// The heap holds every value of the multiset (and stale ones): set by
+    /// the first [`best`](Candidates::best); before it, pushes are skipped.
+    tracking: bool,
 }
 
 impl<K> Default for Candidates<K> {
     fn default() -> Self {
-        Candidates { heap: Vec::new() }
+        Candidates {
+            heap: Vec::new(),
+            tracking: false,
+        }
     }
 }
 
@@ -34,9 +45,11 @@ impl<K: Clone> Candidates<K> {
         self.heap.is_empty()
     }
 
-    /// Drops every value, keeping the allocation.
+    /// Drops every value, keeping the allocation; the next heap is built
+    /// again when needed.
     pub fn clear(&mut self) {
         self.heap.clear();
+        self.tracking = false;
     }
 
     /// Allocated slots.
@@ -44,9 +57,13 @@ impl<K: Clone> Candidates<K> {
         self.heap.capacity()
     }
 
-    /// Adds a value that entered the multiset.
-    pub fn push(&mut self, key: K, better: impl Fn(&K, &K) -> bool) {
-        self.heap.push(key);
+    /// Adds a value that entered the multiset (nothing until the heap is
+    /// built).
+    pub fn push(&mut self, key: &K, better: impl Fn(&K, &K) -> bool) {
+        if !self.tracking {
+            return;
+        }
+        self.heap.push(key.clone());
         let mut i = self.heap.len() - 1;
         while i > 0 {
             let parent = (i - 1) / 2;
@@ -59,12 +76,21 @@ impl<K: Clone> Candidates<K> {
     }
 
     /// The best value still in the multiset (`live`), dropping the stale
-    /// ones above it; `None` when none is left.
-    pub fn best(
+    /// ones above it; `None` when none is left. The first call builds the
+    /// heap from `keys`, every value of the multiset.
+    pub fn best<'a>(
         &mut self,
+        keys: impl Iterator<Item = &'a K>,
         live: impl Fn(&K) -> bool,
         better: impl Fn(&K, &K) -> bool,
-    ) -> Option<K> {
+    ) -> Option<K>
+    where
+        K: 'a,
+    {
+        if !self.tracking {
+            self.rebuild(keys, &better);
+            self.tracking = true;
+        }
         while let Some(top) = self.heap.first() {
             if live(top) {
                 return Some(top.clone());
@@ -84,12 +110,19 @@ impl<K: Clone> Candidates<K> {
     ) where
         K: 'a,
     {
-        if self.heap.len() <= 2 * live_len + 16 {
+        if !self.tracking || self.heap.len() <= 2 * live_len + 16 {
             return;
         }
+        self.rebuild(keys, better);
+    }
+
+    /// Makes the heap of `keys`: Floyd's construction, O(n).
+    fn rebuild<'a>(&mut self, keys: impl Iterator<Item = &'a K>, better: impl Fn(&K, &K) -> bool)
+    where
+        K: 'a,
+    {
         self.heap.clear();
         self.heap.extend(keys.cloned());
-        // Floyd's heap construction: O(n).
         for i in (0..self.heap.len() / 2).rev() {
             self.sift_down(i, &better);
         }
@@ -130,20 +163,33 @@ mod tests {
     fn the_best_live_value_comes_first() {
         let less = |a: &i32, b: &i32| a < b;
         let mut c = Candidates::default();
-        for v in [5, 3, 9, 3, 1, 7] {
-            c.push(v, less);
-        }
+        // Before the first `best`, nothing is kept: the heap is built from
+        // the multiset's values then.
+        c.push(&0, less);
+        assert!(c.is_empty());
+        let values = [5, 3, 9, 3, 1, 7];
         let live = [3, 7, 9];
-        assert_eq!(c.best(|v| live.contains(v), less), Some(3));
-        assert_eq!(c.best(|v| *v > 3, less), Some(5));
-        assert_eq!(c.best(|_| false, less), None);
+        assert_eq!(c.best(values.iter(), |v| live.contains(v), less), Some(3));
+        assert_eq!(c.len(), 5, "only 1, not live, left");
+        // From then on the heap is kept: a push counts, `keys` do not.
+        c.push(&2, less);
+        assert_eq!(c.best([100].iter(), |v| *v < 6, less), Some(2));
+        assert_eq!(c.best([100].iter(), |v| *v > 3, less), Some(5));
+        assert_eq!(c.best([100].iter(), |_| false, less), None);
         assert!(c.is_empty());
         let more = |a: &i32, b: &i32| a > b;
         for v in 0..100 {
-            c.push(v, more);
+            c.push(&v, more);
         }
         c.compact(3, [4, 8, 2].iter(), more);
         assert_eq!(c.len(), 3);
-        assert_eq!(c.best(|_| true, more), Some(8));
+        assert_eq!(c.best([100].iter(), |_| true, more), Some(8));
+        // Cleared, it waits for the next `best` again.
+        c.clear();
+        c.push(&50, more);
+        assert!(c.is_empty());
+        c.compact(0, [1].iter(), more);
+        assert!(c.is_empty());
+        assert_eq!(c.best([6, 4].iter(), |_| true, more), Some(6));
     }
 }

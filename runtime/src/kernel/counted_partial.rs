@@ -154,7 +154,7 @@ where
                             group.map_size += 1;
                         }
                         if other != 0 {
-                            group.candidates.push(slot.key().clone(), Self::better);
+                            group.candidates.push(slot.key(), Self::better);
                             slot.insert(other);
                         }
                     }

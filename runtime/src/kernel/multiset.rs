@@ -311,7 +311,7 @@ where
         // One lookup: count + 1, an entry at 0 (from -1) removed.
         let count = match group.map.entry(key) {
             Entry::Vacant(slot) => {
-                group.candidates.push(slot.key().clone(), Self::better);
+                group.candidates.push(slot.key(), Self::better);
                 slot.insert(1);
                 1
             }
@@ -334,7 +334,7 @@ where
         // One lookup: count - 1; a non-zero count (negative too) is kept.
         let removed = match group.map.entry(key) {
             Entry::Vacant(slot) => {
-                group.candidates.push(slot.key().clone(), Self::better);
+                group.candidates.push(slot.key(), Self::better);
                 slot.insert(-1);
                 return;
             }
@@ -368,7 +368,9 @@ where
     /// in the map); an empty map also zeroes `mapSize`.
     pub(super) fn recompute_extreme(group: &mut Group<Key<R>>) {
         let map = &group.map;
-        let next = group.candidates.best(|k| map.contains_key(k), Self::better);
+        let next = group
+            .candidates
+            .best(map.keys(), |k| map.contains_key(k), Self::better);
         match next {
             Some(k) => group.extreme = Some(k),
             None => {
@@ -566,9 +568,7 @@ where
             for e in offsets[i] as usize..offsets[i + 1] as usize {
                 let mut value = Owned::<R>::default();
                 R::Val::store(&mut value, R::Val::get(&keys, e));
-                let key = value.into_key();
-                group.candidates.push(key.clone(), Self::better);
-                group.map.insert(key, counts.value(e));
+                group.map.insert(value.into_key(), counts.value(e));
             }
             self.groups[g] = group;
         }
