@@ -24,9 +24,9 @@ cluster_versions=${AGGFORGE_CLUSTER_VERSIONS-"2.2.1"}
 # or more fixed-width calls; forced on, single calls fuse too).
 columnar_off_version=${AGGFORGE_COLUMNAR_OFF_VERSION-"2.2.1"}
 jars=target/flink-jars
-# Each stage's header also gives the disk's free space, so that a run that
+# Each stage's header also gives the time and the disk's free space, so that a run that
 # fills the disk shows which stage took it.
-stage() { echo "== $* (free: $(df -h --output=avail . | tail -1 | tr -d ' '))"; }
+stage() { echo "== $* ($(date +%T), free: $(df -h --output=avail . | tail -1 | tr -d ' '))"; }
 
 stage "rustfmt"
 cargo fmt --all -- --check
