@@ -86,6 +86,9 @@ impl GroupAggOperator {
         for acc in self.accs.iter_mut().chain(&mut self.bundle_accs) {
             acc.release_spare();
         }
+        if let Some(finals) = &mut self.finals {
+            finals.release_spare();
+        }
         let measured = self.measure().saturating_sub(pending);
         self.budget.set_used(measured);
         self.budget.try_reserve(bytes)

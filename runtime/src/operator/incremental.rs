@@ -149,6 +149,13 @@ impl FinalLevel {
             acc.reset();
         }
     }
+
+    /// Frees what the final accumulators' resets kept for reuse.
+    pub(super) fn release_spare(&mut self) {
+        for acc in &mut self.accs {
+            acc.release_spare();
+        }
+    }
 }
 
 impl GroupAggOperator {
