@@ -191,6 +191,72 @@ pub fn restore(handle: u64, payloads: Vec<Vec<u8>>) -> BridgeResult<()> {
     OPERATORS.with(handle, |op| Ok(op.restore(&parts)?))
 }
 
+/// Binds a GROUP BY aggregate's state to Flink's accumulator layout
+/// `acc_types` (a JSON array of Flink type texts); `None` when it is bound,
+/// else why the operator keeps aggforge's snapshot format.
+pub fn bind_flink_state(handle: u64, acc_types_json: &str) -> BridgeResult<Option<String>> {
+    let texts: Vec<String> = serde_json::from_str(acc_types_json).map_err(|e| {
+        BridgeError::Ffi(format!(
+            "accumulator types are not a JSON string array: {e}"
+        ))
+    })?;
+    let types = match texts
+        .iter()
+        .map(|t| t.parse())
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(types) => types,
+        Err(e) => return Ok(Some(format!("Flink's state layout: {e}"))),
+    };
+    OPERATORS.with(handle, |op| {
+        Ok(op
+            .group("state layout")?
+            .bind_flink_state(&types)
+            .err()
+            .map(|e| e.to_string()))
+    })
+}
+
+/// Writes the groups whose state changed since the last write-back to the
+/// output structs as one change batch
+/// (`aggforge_runtime::operator::GroupAggOperator::state_changes`);
+/// returns false when none changed.
+///
+/// # Safety
+/// `out_array`/`out_schema` must meet [`export_batch`]'s contract whenever
+/// there are changes.
+pub unsafe fn state_changes(handle: u64, out_array: i64, out_schema: i64) -> BridgeResult<bool> {
+    let changes = OPERATORS.with(handle, |op| Ok(op.group("write-back")?.state_changes()?))?;
+    match changes {
+        // SAFETY: there are changes, for which our caller guarantees
+        // `export_batch`'s contract.
+        Some(batch) => unsafe { export_batch(batch, out_array, out_schema) }.map(|_| true),
+        None => Ok(false),
+    }
+}
+
+/// The changes [`state_changes`] returned are written to the backend.
+pub fn state_changes_written(handle: u64) -> BridgeResult<()> {
+    OPERATORS.with(handle, |op| {
+        op.group("write-back")?.state_changes_written();
+        Ok(())
+    })
+}
+
+/// Takes the accumulator rows exported at `in_array`/`in_schema` (read from
+/// Flink's state backend) as state. The export is consumed even when the
+/// call fails.
+///
+/// # Safety
+/// `in_array`/`in_schema` must meet [`import_batch`]'s contract.
+pub unsafe fn load_state(handle: u64, in_array: i64, in_schema: i64) -> BridgeResult<()> {
+    // SAFETY: our caller guarantees `import_batch`'s contract.
+    let batch = unsafe { import_batch(in_array, in_schema) }?;
+    OPERATORS.with(handle, |op| {
+        Ok(op.group("state load")?.load_state(&batch)?)
+    })
+}
+
 /// Sets the processing time (ms) state TTL is judged by.
 pub fn set_time(handle: u64, now_ms: i64) -> BridgeResult<()> {
     OPERATORS.with(handle, |op| Ok(op.set_time(now_ms)?))

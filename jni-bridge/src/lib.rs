@@ -14,6 +14,7 @@ pub mod exchange;
 pub mod ffi;
 pub mod operators;
 pub mod registry;
+pub mod state;
 
 pub use aggforge_runtime as runtime;
 

@@ -2,7 +2,7 @@
 //! window aggregate, chosen by the plan (`window` set or not), behind the
 //! one set of calls the Java operator makes.
 
-use aggforge_runtime::error::Result;
+use aggforge_runtime::error::{AggError, Result};
 use aggforge_runtime::operator::{GroupAggOperator, OperatorStats};
 use aggforge_runtime::plan::AggPlan;
 use aggforge_runtime::window_agg::WindowAggOperator;
@@ -143,6 +143,17 @@ impl NativeOperator {
                 memory_budget: op.budget().limit(),
                 groups: op.sizes().1,
             },
+        }
+    }
+
+    /// The GROUP BY aggregate, for calls window aggregates do not take
+    /// (state in Flink's layout, see `aggforge_runtime::operator`).
+    pub fn group(&mut self, what: &str) -> Result<&mut GroupAggOperator> {
+        match self {
+            NativeOperator::Group(op) => Ok(op),
+            NativeOperator::Window(_) => Err(AggError::Unsupported(format!(
+                "{what}: window aggregates keep their state in aggforge's snapshot format"
+            ))),
         }
     }
 

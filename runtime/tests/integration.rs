@@ -13,6 +13,7 @@ mod common;
 mod changelog;
 #[cfg(feature = "datafusion")]
 mod datafusion;
+mod flink_state;
 mod golden_snapshot;
 mod group_table;
 mod incremental;

@@ -72,6 +72,7 @@ impl GroupAggOperator {
             + self.ordered.memory_bytes()
             + self.finals.as_ref().map_or(0, |f| f.memory_bytes())
             + self.fusion.code_bytes()
+            + self.flink_state.as_ref().map_or(0, |s| s.memory_bytes())
     }
 
     /// Reserves `bytes`; when the running account says no, frees the

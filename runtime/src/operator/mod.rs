@@ -28,6 +28,7 @@ mod budget;
 mod bundle;
 mod changelog;
 mod checkpoint;
+mod flink_state;
 mod fusion;
 mod immediate;
 mod incremental;
@@ -110,6 +111,9 @@ pub struct GroupAggOperator {
     finals: Option<incremental::FinalLevel>,
     /// Whether the fixed-width calls fold in one JIT-compiled loop.
     fusion: fusion::Fusion,
+    /// State bound to Flink's layout: what changed since the last
+    /// write-back to the state backend (`flink_state`).
+    flink_state: Option<flink_state::FlinkState>,
     /// Flink's message once a function failed the query (SINGLE_VALUE's
     /// second value): the changes Flink emits before that point were
     /// returned, and the operator takes nothing more.
@@ -307,6 +311,7 @@ impl GroupAggOperator {
             ordered,
             finals,
             fusion,
+            flink_state: None,
             failure: None,
             plan,
             calls,

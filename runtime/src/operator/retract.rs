@@ -62,5 +62,6 @@ impl GroupAggOperator {
         for &g in groups {
             self.live.unset(g as usize);
         }
+        self.mark_changed(groups);
     }
 }

@@ -80,8 +80,16 @@ impl GroupAggOperator {
         self.clear_groups(&stale);
     }
 
-    /// Records that the listed groups' state was written now.
+    /// Records that the listed groups' state was written now (changed,
+    /// for a write-back to Flink's state backend, and for state TTL).
     pub(super) fn touch(&mut self, groups: &[u32]) {
+        self.mark_changed(groups);
+        self.record_write(groups);
+    }
+
+    /// Records the listed groups' write time for state TTL (a load from
+    /// the state backend counts as a write now, as a restore does).
+    pub(super) fn record_write(&mut self, groups: &[u32]) {
         if self.ttl_ms().is_none() {
             return;
         }
@@ -153,6 +161,7 @@ impl GroupAggOperator {
             .collect();
         // The order snapshot() writes groups in, and restore() numbers them.
         order.sort_unstable();
+        self.keep_dropped_deletes()?;
         let payloads = self.snapshot()?;
         // The rebuilt state is built while the current one still exists:
         // it gets what the budget has left.
@@ -169,6 +178,8 @@ impl GroupAggOperator {
         for (new, &(_, old)) in order.iter().enumerate() {
             fresh.retention.written[new] = self.retention.written[old as usize];
         }
+        let old_ids: Vec<u32> = order.iter().map(|&(_, g)| g).collect();
+        self.move_flink_state(&mut fresh, &old_ids);
         std::mem::swap(&mut fresh.order, &mut self.order);
         fresh.plan = self.plan.clone();
         fresh.budget = crate::memory::MemoryBudget::new(self.plan.memory_budget_bytes);

@@ -149,6 +149,50 @@ public final class ArrowAggregate implements AutoCloseable {
         return Data.importVectorSchemaRoot(allocator, array, schema, dictionaries);
     }
 
+    /** See {@link NativeAggregate#bindFlinkState}. */
+    public String bindFlinkState(String accTypesJson) {
+        checkOpen();
+        return NativeAggregate.bindFlinkState(handle, accTypesJson);
+    }
+
+    /**
+     * The groups whose state changed since the last {@link #stateChangesWritten} (the caller
+     * closes the root), or null (see {@link NativeAggregate#stateChanges}).
+     */
+    public VectorSchemaRoot stateChanges() {
+        checkOpen();
+        boolean changed;
+        long start = System.nanoTime();
+        try {
+            changed =
+                    NativeAggregate.stateChanges(
+                            handle, outArray.memoryAddress(), outSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+        return changed ? importOutput() : null;
+    }
+
+    /** See {@link NativeAggregate#stateChangesWritten}. */
+    public void stateChangesWritten() {
+        checkOpen();
+        NativeAggregate.stateChangesWritten(handle);
+    }
+
+    /** Takes {@code rows} (keys, then accumulators; not modified) as state. */
+    public void loadState(VectorSchemaRoot rows) {
+        checkOpen();
+        Data.exportVectorSchemaRoot(allocator, rows, null, inArray, inSchema);
+        long start = System.nanoTime();
+        try {
+            NativeAggregate.loadState(handle, inArray.memoryAddress(), inSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+            inArray.release();
+            inSchema.release();
+        }
+    }
+
     /** See {@link NativeAggregate#snapshot}. */
     public byte[][] snapshot() {
         checkOpen();

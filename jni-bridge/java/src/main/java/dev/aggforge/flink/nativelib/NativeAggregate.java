@@ -67,6 +67,27 @@ public final class NativeAggregate {
     public static native boolean flush(long handle, long outArrayAddress, long outSchemaAddress);
 
     /**
+     * Binds a GROUP BY aggregate's state to Flink's accumulator layout ({@code accTypesJson}: a
+     * JSON array of Flink type texts, the accState row's fields); returns null when bound, else
+     * why the operator keeps aggforge's snapshot format.
+     */
+    public static native String bindFlinkState(long handle, String accTypesJson);
+
+    /**
+     * Exports the groups whose state changed since the last {@link #stateChangesWritten} (key
+     * columns, accumulator columns, {@code $row_kind} +I to write or -D to clear); false when none
+     * changed.
+     */
+    public static native boolean stateChanges(
+            long handle, long outArrayAddress, long outSchemaAddress);
+
+    /** The changes the last {@link #stateChanges} exported are in the state backend. */
+    public static native void stateChangesWritten(long handle);
+
+    /** Takes accumulator rows read from the state backend (keys, then accumulators) as state. */
+    public static native void loadState(long handle, long inArrayAddress, long inSchemaAddress);
+
+    /**
      * Finishes the open bundle of a local phase and hands its partials, without row kinds, to the
      * exchange router {@code router} ({@link NativeExchange#hold}) instead of to Java; returns the
      * rows flushed.

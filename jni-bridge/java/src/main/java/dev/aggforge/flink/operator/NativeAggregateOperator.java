@@ -50,8 +50,12 @@ import dev.aggforge.flink.nativelib.NativeAggregate;
  * {@code table.exec.mini-batch.size} rows, on every watermark, before a checkpoint barrier and at
  * end of input.
  *
- * <p>State (not for the local phase, which has none) is written as raw keyed state, one payload
- * per key group, so Flink redistributes it by key group when rescaling.
+ * <p>State (not for the local phase, which has none): a GROUP BY aggregate whose accumulators
+ * are Flink's keeps it in the keyed state backend in Flink's own layout ({@link FlinkGroupState}),
+ * so savepoints move between stock Flink and aggforge; the others write raw keyed state, one
+ * payload per key group, so Flink redistributes it by key group when rescaling. Raw payloads
+ * written by earlier versions still restore (and are written back in Flink's layout where it
+ * applies).
  *
  * <p>The operator runs after the hash exchange on the group keys (or, for the local phase,
  * before it) and needs no key context per record: the runtime hashes keys itself.
@@ -112,6 +116,8 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     private transient ListState<Long> windowWatermarks;
     /** Processing-time windows: the earliest timer set ({@code Long.MAX_VALUE}: none). */
     private transient long windowTimerAt = Long.MAX_VALUE;
+    /** GROUP BY state in Flink's layout in the keyed state backend, or null (snapshot format). */
+    private transient FlinkGroupState flinkState;
 
     /** An operator for {@code spec} whose output batches go to the sink {@code sinkFactory} makes. */
     protected NativeAggregateOperator(NativeOperatorSpec spec, BatchSink.Factory<OUT> sinkFactory) {
@@ -220,8 +226,49 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
                 aggregate.advance(windowWatermark);
             }
         }
-        if (!context.isRestored() || !spec.mode().keyed()) {
+        if (!spec.mode().keyed()) {
             return;
+        }
+        String[] refusal = {""};
+        flinkState =
+                spec.mode().windowed()
+                        ? null
+                        : FlinkGroupState.bind(
+                                spec,
+                                aggregate,
+                                context.getKeyedStateStore(),
+                                getKeyedStateBackend(),
+                                this::setCurrentKey,
+                                reason -> refusal[0] = reason);
+        if (!spec.mode().windowed()) {
+            LOG.info(
+                    "{}: state {}",
+                    getOperatorConfig().getOperatorName(),
+                    flinkState != null
+                            ? "in Flink's layout (" + FlinkGroupState.ACC_STATE + ")"
+                            : "in aggforge's snapshot format: " + refusal[0]);
+        }
+        if (!context.isRestored()) {
+            return;
+        }
+        if (flinkState == null
+                && !spec.mode().windowed()
+                && FlinkGroupState.holdsAccState(getKeyedStateBackend())) {
+            throw new IllegalStateException(
+                    getOperatorConfig().getOperatorName()
+                            + ": the savepoint holds Flink's "
+                            + FlinkGroupState.ACC_STATE
+                            + " for this aggregate, which aggforge cannot keep in Flink's layout ("
+                            + refusal[0]
+                            + "); restore it with "
+                            + AggforgeOptions.ENABLED.key()
+                            + ": false, or start the job without this state");
+        }
+        if (flinkState != null) {
+            // Restored state counts as written now (state TTL).
+            aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
+            long loaded = flinkState.loadAll(aggregate, allocator, spec.batchSize());
+            LOG.info("{}: loaded {} groups", getOperatorConfig().getOperatorName(), loaded);
         }
         Map<Integer, byte[]> payloads = new HashMap<>();
         for (KeyGroupStatePartitionStreamProvider provider : context.getRawKeyedStateInputs()) {
@@ -445,6 +492,11 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         if (!spec.mode().keyed()) {
             return;
         }
+        if (flinkState != null) {
+            flinkState.writeBack(aggregate);
+            publishMetrics(false);
+            return;
+        }
         byte[][] payloads = aggregate.snapshot();
         Map<Integer, byte[]> byGroup = new HashMap<>();
         for (byte[] payload : payloads) {
@@ -505,6 +557,7 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
             }
         } finally {
             aggregate = null;
+            flinkState = null;
             sink = null;
             allocator = null;
             super.close();

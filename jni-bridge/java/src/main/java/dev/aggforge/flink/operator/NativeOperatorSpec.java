@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.Objects;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonCreator;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonInclude;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.annotation.JsonProperty;
 import org.apache.flink.table.types.logical.RowType;
 
@@ -81,6 +82,8 @@ public final class NativeOperatorSpec implements Serializable {
     private final int batchSize;
     private final long maxDelayMs;
     private final String specializations;
+    private final RowType keyType;
+    private final RowType accType;
 
     /**
      * @param planJson the runtime plan; its column indexes refer to the transposed batch
@@ -95,6 +98,36 @@ public final class NativeOperatorSpec implements Serializable {
      *     timer)
      * @param specializations the runtime's admission answer (for EXPLAIN and logs)
      */
+    public NativeOperatorSpec(
+            String planJson,
+            RowType inputType,
+            RowType outputType,
+            int[] columns,
+            boolean withRowKind,
+            Mode mode,
+            long bundleSize,
+            int batchSize,
+            long maxDelayMs,
+            String specializations) {
+        this(
+                planJson,
+                inputType,
+                outputType,
+                columns,
+                withRowKind,
+                mode,
+                bundleSize,
+                batchSize,
+                maxDelayMs,
+                specializations,
+                null,
+                null);
+    }
+
+    /**
+     * A spec whose operator keeps its state in Flink's layout when {@code keyType} and {@code
+     * accType} are set (see {@link #accType}); the other parameters as above.
+     */
     @JsonCreator
     public NativeOperatorSpec(
             @JsonProperty("planJson") String planJson,
@@ -106,7 +139,9 @@ public final class NativeOperatorSpec implements Serializable {
             @JsonProperty("bundleSize") long bundleSize,
             @JsonProperty("batchSize") int batchSize,
             @JsonProperty("maxDelayMs") long maxDelayMs,
-            @JsonProperty("specializations") String specializations) {
+            @JsonProperty("specializations") String specializations,
+            @JsonProperty("keyType") RowType keyType,
+            @JsonProperty("accType") RowType accType) {
         this.planJson = Objects.requireNonNull(planJson);
         this.inputType = Objects.requireNonNull(inputType);
         this.outputType = Objects.requireNonNull(outputType);
@@ -126,6 +161,31 @@ public final class NativeOperatorSpec implements Serializable {
         }
         this.maxDelayMs = maxDelayMs;
         this.specializations = Objects.requireNonNull(specializations);
+        if ((keyType == null) != (accType == null)) {
+            throw new IllegalArgumentException("key and accumulator rows come together");
+        }
+        this.keyType = keyType;
+        this.accType = accType;
+    }
+
+    /**
+     * This spec with Flink's state layout: the key row {@code keyType} (the group keys) and the
+     * accumulator row {@code accType} (see {@link #accType}).
+     */
+    public NativeOperatorSpec withState(RowType keyType, RowType accType) {
+        return new NativeOperatorSpec(
+                planJson,
+                inputType,
+                outputType,
+                columns,
+                withRowKind,
+                mode,
+                bundleSize,
+                batchSize,
+                maxDelayMs,
+                specializations,
+                keyType,
+                accType);
     }
 
     /** The plan with {@code max_parallelism} set to the job's real value. */
@@ -186,6 +246,24 @@ public final class NativeOperatorSpec implements Serializable {
     @JsonProperty("maxDelayMs")
     public long maxDelayMs() {
         return maxDelayMs;
+    }
+
+    /**
+     * Flink's accumulator row of the operator this one stands for (its {@code accState} value
+     * type), or null: the state then stays in aggforge's snapshot format (compiled plans written
+     * before this field existed, and the local and window phases).
+     */
+    @JsonProperty("accType")
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public RowType accType() {
+        return accType;
+    }
+
+    /** The group keys' row (the keyed state's key), set with {@link #accType}, else null. */
+    @JsonProperty("keyType")
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public RowType keyType() {
+        return keyType;
     }
 
     /** The runtime's admission answer. */

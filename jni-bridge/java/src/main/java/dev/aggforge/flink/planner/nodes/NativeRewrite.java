@@ -30,6 +30,7 @@ import dev.aggforge.flink.plan.AggregateDescriptor.InputMode;
 import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
 import dev.aggforge.flink.plan.Preflight;
 import dev.aggforge.flink.planner.describe.AggregateDescriber;
+import dev.aggforge.flink.planner.describe.FlinkAccumulators;
 import dev.aggforge.flink.planner.describe.StockAggregate;
 
 /**
@@ -94,7 +95,19 @@ public final class NativeRewrite {
             StockAggregate stock, RowType input, ExecNodeConfig config, FlinkTypeFactory typeFactory) {
         AggregateDescriptor descriptor =
                 AggregateDescriber.describe(stock, input, config, typeFactory);
-        AggforgeDecision decision = decide(descriptor, input, stock.outputType(), config);
+        AggforgeDecision planned = decide(descriptor, input, stock.outputType(), config);
+        // The operator keeps its state in Flink's accState layout where it can.
+        AggforgeDecision decision =
+                planned.isNative()
+                        ? FlinkAccumulators.of(stock, input, typeFactory)
+                                .map(acc -> AggforgeDecision.nativeOperator(
+                                        planned.spec()
+                                                .withState(
+                                                        FlinkAccumulators.keyRow(
+                                                                stock, input),
+                                                        acc)))
+                                .orElse(planned)
+                        : planned;
         if (decision.isNative()) {
             LOG.info(
                     "aggforge: group aggregate runs natively ({}):\n{}",

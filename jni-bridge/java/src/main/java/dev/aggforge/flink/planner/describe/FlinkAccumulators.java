@@ -1,0 +1,91 @@
+package dev.aggforge.flink.planner.describe;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
+import org.apache.flink.table.planner.plan.utils.AggregateUtil;
+import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
+import org.apache.flink.table.runtime.types.LogicalTypeDataTypeConverter;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
+
+/**
+ * The accumulator row Flink's own operator keeps in its {@code accState} ({@code
+ * ValueState<RowData>} of {@code InternalTypeInfo.ofFields(accTypes)}): the types its exec node
+ * computes, with the same planner call ({@code AggregateUtil.transformToStreamAggregateInfoList},
+ * state-backed data views), so the native operator can write and read that very state.
+ */
+public final class FlinkAccumulators {
+
+    private FlinkAccumulators() {}
+
+    /**
+     * The row of {@code stock}'s group keys (its keyed state's key), fields {@code key0}, ...
+     *
+     * @param input the node's input row (the global phase's: the local phase's output)
+     */
+    public static RowType keyRow(StockAggregate stock, RowType input) {
+        int[] grouping = stock.grouping();
+        LogicalType[] types = new LogicalType[grouping.length];
+        String[] names = new String[grouping.length];
+        for (int i = 0; i < grouping.length; i++) {
+            types[i] = input.getTypeAt(grouping[i]);
+            names[i] = "key" + i;
+        }
+        return RowType.of(types, names);
+    }
+
+    /**
+     * Flink's accumulator row of {@code stock} (single and global phases; the others keep no
+     * {@code accState}), its fields named {@code acc0}, {@code acc1}, ...
+     *
+     * @param input the single phase's input row (the global phase's comes from {@code stock})
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public static Optional<RowType> of(
+            StockAggregate stock, RowType input, FlinkTypeFactory typeFactory) {
+        AggregateInfoList infos;
+        if (stock.phase() == Phase.SINGLE) {
+            infos =
+                    AggregateUtil.transformToStreamAggregateInfoList(
+                            typeFactory,
+                            input,
+                            JavaScalaConversionUtil.toScala(stock.calls()),
+                            stock.retractions(),
+                            stock.needRetraction(),
+                            true,
+                            true);
+        } else if (stock.phase() == Phase.GLOBAL) {
+            infos =
+                    AggregateUtil.transformToStreamAggregateInfoList(
+                            typeFactory,
+                            stock.localAggInputRowType(),
+                            JavaScalaConversionUtil.toScala(stock.calls()),
+                            stock.retractions(),
+                            stock.needRetraction(),
+                            (scala.Option)
+                                    JavaScalaConversionUtil.toScala(
+                                            Optional.ofNullable(stock.indexOfCountStar())),
+                            true,
+                            true);
+        } else {
+            return Optional.empty();
+        }
+        List<LogicalType> types = new ArrayList<>();
+        for (DataType type : infos.getAccTypes()) {
+            types.add(LogicalTypeDataTypeConverter.fromDataTypeToLogicalType(type));
+        }
+        List<String> names = new ArrayList<>(types.size());
+        for (int i = 0; i < types.size(); i++) {
+            names.add("acc" + i);
+        }
+        return Optional.of(
+                RowType.of(types.toArray(new LogicalType[0]), names.toArray(new String[0])));
+    }
+}

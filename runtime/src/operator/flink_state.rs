@@ -1,0 +1,301 @@
+//! State in Flink's own layout: a group aggregate whose accumulators are
+//! exactly the fields of Flink's `accState` (its `ValueState<RowData>` of
+//! the accumulator row) keeps that state in the job's keyed state backend,
+//! written by the Java operator. The native groups are then a write-back
+//! copy: every group written since the last write-back is marked, and
+//! [`GroupAggOperator::state_changes`] hands the marked groups over as one
+//! batch per checkpoint, in Flink's accumulator layout (the partial
+//! columns), each row an upsert (`+I`) or, for a group whose state is gone,
+//! a delete (`-D`). [`GroupAggOperator::load_state`] takes accumulator rows
+//! read from the backend (a restore) as state, unmarked.
+//!
+//! A change batch: the key columns, every accumulator's partial columns
+//! (the plan's calls, then the inserted record counter, as Flink orders
+//! its accumulators), then the Int8 `$row_kind`.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int8Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_select::concat::concat_batches;
+
+use super::GroupAggOperator;
+use crate::error::{AggError, Result};
+use crate::plan::arrow_type;
+use crate::types::{Phase, SqlType, ROW_KIND_COLUMN};
+
+/// `$row_kind` of a group whose state is written (Flink's +I).
+const UPSERT: i8 = 0;
+/// `$row_kind` of a group whose state is cleared (Flink's -D).
+const DELETE: i8 = 3;
+
+/// The write-back bookkeeping of an operator bound to Flink's layout.
+#[derive(Debug)]
+pub(super) struct FlinkState {
+    /// Schema of the change batches.
+    schema: SchemaRef,
+    /// By group id: whether its state changed since the last write-back.
+    dirty: Vec<bool>,
+    /// Keys (as change rows, `-D`) of cleared groups that a table rebuild
+    /// dropped before their delete was written back.
+    dropped: Vec<RecordBatch>,
+}
+
+impl FlinkState {
+    /// Marks the listed groups changed.
+    fn mark(&mut self, groups: &[u32]) {
+        for &g in groups {
+            let g = g as usize;
+            if g >= self.dirty.len() {
+                self.dirty.resize(g + 1, false);
+            }
+            self.dirty[g] = true;
+        }
+    }
+
+    /// Bytes the bookkeeping holds.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.dirty.capacity()
+            + self
+                .dropped
+                .iter()
+                .map(RecordBatch::get_array_memory_size)
+                .sum::<usize>()
+    }
+}
+
+impl GroupAggOperator {
+    /// Binds the operator's state to Flink's accumulator layout
+    /// `acc_types` (Flink's `accTypes` of the operator it stands for). The
+    /// accumulators must hold exactly those fields; otherwise nothing
+    /// changes and the error says which differ. Bind before the first
+    /// batch.
+    pub fn bind_flink_state(&mut self, acc_types: &[SqlType]) -> Result<()> {
+        let refuse = |why: String| Err(AggError::Plan(format!("Flink's state layout: {why}")));
+        if !matches!(self.plan.phase, Phase::Single | Phase::Global) {
+            return refuse(format!(
+                "the {} phase keeps no state",
+                self.plan.phase.as_str()
+            ));
+        }
+        if self.finals.is_some() || !self.plan.views.is_empty() {
+            return refuse("DISTINCT views are kept as Flink MapStates, not yet written".into());
+        }
+        if let Some(call) = self.calls.iter().find(|c| c.distinct) {
+            return refuse(format!(
+                "{}(DISTINCT) keeps its values in a Flink MapState, not yet written",
+                call.function
+            ));
+        }
+        if !self.table.is_empty() {
+            return refuse("the operator already holds groups".into());
+        }
+        let ours: Vec<DataType> = self.accs.iter().flat_map(|a| a.partial_types()).collect();
+        let flinks: Vec<DataType> = acc_types.iter().map(arrow_type).collect();
+        let same = ours.len() == flinks.len()
+            && ours.iter().zip(&flinks).all(|(a, b)| a.equals_datatype(b));
+        if !same {
+            return refuse(format!(
+                "the accumulators hold {ours:?}, Flink's accState holds {flinks:?} ({})",
+                self.specializations.join(", ")
+            ));
+        }
+        let mut fields: Vec<Field> = self
+            .key_arrow
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Field::new(format!("key{i}"), t.clone(), true))
+            .collect();
+        fields.extend(
+            ours.into_iter()
+                .enumerate()
+                .map(|(i, t)| Field::new(format!("acc{i}"), t, true)),
+        );
+        fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
+        self.flink_state = Some(FlinkState {
+            schema: Arc::new(Schema::new(fields)),
+            dirty: Vec::new(),
+            dropped: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Whether the state is bound to Flink's layout.
+    pub fn has_flink_state(&self) -> bool {
+        self.flink_state.is_some()
+    }
+
+    /// Marks the listed groups' state changed (state bound to Flink's
+    /// layout); every state write and clear comes through here.
+    pub(super) fn mark_changed(&mut self, groups: &[u32]) {
+        if let Some(state) = &mut self.flink_state {
+            state.mark(groups);
+        }
+    }
+
+    /// The groups whose state changed since the last
+    /// [`state_changes_written`](Self::state_changes_written), as one
+    /// change batch (see the module comment), or `None` when none did.
+    /// Changes nothing: a write-back that fails leaves them marked. Flush
+    /// first: an open bundle is an error.
+    pub fn state_changes(&self) -> Result<Option<RecordBatch>> {
+        self.check_not_failed()?;
+        let Some(state) = &self.flink_state else {
+            return Err(AggError::Snapshot(
+                "the state is not bound to Flink's layout".into(),
+            ));
+        };
+        if self.has_open_bundle() {
+            return Err(AggError::Snapshot(
+                "the bundle is open; flush before writing state back".into(),
+            ));
+        }
+        let groups: Vec<u32> = (0..state.dirty.len().min(self.table.len()) as u32)
+            .filter(|&g| state.dirty[g as usize])
+            .collect();
+        if groups.is_empty() && state.dropped.is_empty() {
+            return Ok(None);
+        }
+        let mut columns = self.table.keys(&groups)?;
+        for acc in &self.accs {
+            columns.extend(acc.partials(&groups)?);
+        }
+        let kinds: Int8Array = groups
+            .iter()
+            .map(|&g| {
+                Some(if self.live.is_live(g as usize) {
+                    UPSERT
+                } else {
+                    DELETE
+                })
+            })
+            .collect();
+        columns.push(Arc::new(kinds));
+        let changed = RecordBatch::try_new(state.schema.clone(), columns)?;
+        if state.dropped.is_empty() {
+            return Ok(Some(changed));
+        }
+        let mut all = state.dropped.clone();
+        all.push(changed);
+        Ok(Some(concat_batches(&state.schema, &all)?))
+    }
+
+    /// Forgets the changes [`state_changes`](Self::state_changes) returned:
+    /// the caller has written them to the state backend.
+    pub fn state_changes_written(&mut self) {
+        if let Some(state) = &mut self.flink_state {
+            state.dirty.iter_mut().for_each(|d| *d = false);
+            state.dropped.clear();
+        }
+    }
+
+    /// Takes accumulator rows read from Flink's state backend as the
+    /// state of their groups: the key columns then the accumulator
+    /// columns, as in a change batch (a trailing `$row_kind` is ignored).
+    /// Every key must be new to the operator. On any error nothing is
+    /// loaded.
+    pub fn load_state(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.check_not_failed()?;
+        let Some(state) = &self.flink_state else {
+            return Err(AggError::Snapshot(
+                "the state is not bound to Flink's layout".into(),
+            ));
+        };
+        if self.has_open_bundle() {
+            return Err(AggError::Snapshot(
+                "the bundle is open; load state before the first batch of a bundle".into(),
+            ));
+        }
+        let expected = &state.schema.fields()[..state.schema.fields().len() - 1];
+        let columns = batch.columns();
+        let matches = columns.len() >= expected.len()
+            && columns
+                .iter()
+                .zip(expected)
+                .all(|(c, f)| c.data_type().equals_datatype(f.data_type()));
+        if !matches {
+            return Err(AggError::Snapshot(format!(
+                "state rows hold columns {:?}, this operator's accState needs {:?}",
+                columns.iter().map(|c| c.data_type()).collect::<Vec<_>>(),
+                expected.iter().map(|f| f.data_type()).collect::<Vec<_>>()
+            )));
+        }
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        let nkeys = self.key_arrow.len();
+        let before = self.table.len();
+        let table_bytes = self.table.memory_bytes();
+        let mut ids = Vec::with_capacity(rows);
+        self.table.intern(&columns[..nkeys], rows, &mut ids)?;
+        let fresh = ids
+            .iter()
+            .enumerate()
+            .all(|(i, &g)| g as usize == before + i);
+        if !fresh {
+            self.table.truncate(before);
+            return Err(AggError::Snapshot(
+                "state rows hold a key twice, or a key the operator already holds".into(),
+            ));
+        }
+        let state_columns: Vec<ArrayRef> = columns[nkeys..expected.len()].to_vec();
+        let table_growth = self.table.memory_bytes().saturating_sub(table_bytes);
+        let bytes = table_growth + self.growth_bound(rows, 0, std::slice::from_ref(&state_columns));
+        if let Err(e) = self.reserve(bytes, table_growth) {
+            self.table.truncate(before);
+            return Err(e);
+        }
+        self.grow_groups();
+        let mut at = 0;
+        for acc in &mut self.accs {
+            let width = acc.partial_types().len();
+            acc.merge(&state_columns[at..at + width], &ids)?;
+            at += width;
+        }
+        for &g in &ids {
+            self.live.set(g as usize);
+        }
+        self.record_write(&ids);
+        Ok(())
+    }
+
+    /// Before a table rebuild: keeps the keys of cleared groups whose
+    /// delete is not written back yet, which the rebuild drops.
+    pub(super) fn keep_dropped_deletes(&mut self) -> Result<()> {
+        let Some(state) = &self.flink_state else {
+            return Ok(());
+        };
+        let gone: Vec<u32> = (0..state.dirty.len().min(self.table.len()) as u32)
+            .filter(|&g| state.dirty[g as usize] && !self.live.is_live(g as usize))
+            .collect();
+        if gone.is_empty() {
+            return Ok(());
+        }
+        let mut columns = self.table.keys(&gone)?;
+        for acc in &self.accs {
+            columns.extend(acc.partials(&gone)?);
+        }
+        columns.push(Arc::new(Int8Array::from(vec![DELETE; gone.len()])));
+        let batch = RecordBatch::try_new(state.schema.clone(), columns)?;
+        if let Some(state) = &mut self.flink_state {
+            state.dropped.push(batch);
+        }
+        Ok(())
+    }
+
+    /// After a table rebuild into `fresh`: moves the bookkeeping over,
+    /// with each live group's mark under its new id (`order[new]` is the
+    /// group's old id).
+    pub(super) fn move_flink_state(&mut self, fresh: &mut GroupAggOperator, order: &[u32]) {
+        let Some(mut state) = self.flink_state.take() else {
+            return;
+        };
+        let dirty: Vec<bool> = order
+            .iter()
+            .map(|&old| state.dirty.get(old as usize).copied().unwrap_or(false))
+            .collect();
+        state.dirty = dirty;
+        fresh.flink_state = Some(state);
+    }
+}

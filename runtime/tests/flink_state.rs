@@ -1,0 +1,200 @@
+//! State bound to Flink's layout: the change batches a write-back takes
+//! (only the groups written since the last one, upserts and deletes) and
+//! the loading of state rows read back from Flink's backend, which must
+//! continue exactly as the operator that wrote them.
+
+use std::sync::Arc;
+
+use crate::common::*;
+use aggforge_runtime::operator::GroupAggOperator;
+use aggforge_runtime::plan::{AggPlan, Emission};
+use aggforge_runtime::types::{InputMode, SqlType, ROW_KIND_COLUMN};
+use arrow_array::{Array, Int8Array, RecordBatch};
+
+const I: i8 = 0;
+const D: i8 = 3;
+
+/// SUM and AVG over retracting input: Flink's accumulators are SUM's
+/// (sum, count), AVG's (sum, count), then the record counter.
+fn sum_avg_plan(emission: Emission) -> AggPlan {
+    let mut p = plan(
+        SqlType::of("INT"),
+        vec![
+            call("SUM", Some((1, SqlType::of("BIGINT")))),
+            call("AVG", Some((1, SqlType::of("BIGINT")))),
+        ],
+        emission,
+    );
+    p.input = InputMode::Retracting;
+    p
+}
+
+fn flink_acc_types() -> Vec<SqlType> {
+    vec![SqlType::of("BIGINT"); 5]
+}
+
+fn bound(emission: Emission) -> GroupAggOperator {
+    let mut op = GroupAggOperator::new(sum_avg_plan(emission)).unwrap();
+    op.bind_flink_state(&flink_acc_types()).unwrap();
+    assert!(op.has_flink_state());
+    op
+}
+
+/// The change batch's keys as `+I[key]` (written) or `-D[key]` (deleted),
+/// sorted.
+fn changed_keys(changes: &RecordBatch) -> Vec<String> {
+    let kind = changes.schema().index_of(ROW_KIND_COLUMN).unwrap();
+    let mut out = rows(&changes.project(&[0, kind]).unwrap());
+    out.sort();
+    out
+}
+
+#[test]
+fn write_back_takes_only_the_groups_changed_since_the_last_one() {
+    let mut op = bound(Emission::Immediate);
+    assert!(op.state_changes().unwrap().is_none(), "nothing written yet");
+    op.process(&kind_rows(
+        &[(I, 1, Some(5)), (I, 2, Some(7)), (I, 3, Some(1))],
+        true,
+    ))
+    .unwrap();
+    let first = op.state_changes().unwrap().unwrap();
+    assert_eq!(changed_keys(&first), strs(&["+I[1]", "+I[2]", "+I[3]"]));
+    // A failed write-back (the caller does not confirm) keeps them marked.
+    assert_eq!(op.state_changes().unwrap().unwrap().num_rows(), 3);
+    op.state_changes_written();
+    assert!(op.state_changes().unwrap().is_none());
+
+    // Key 2 changes, key 3's only record is retracted: an upsert and a delete.
+    op.process(&kind_rows(&[(I, 2, Some(1)), (D, 3, Some(1))], true))
+        .unwrap();
+    let second = op.state_changes().unwrap().unwrap();
+    assert_eq!(changed_keys(&second), strs(&["+I[2]", "-D[3]"]));
+    // Flink's accumulator row of key 2: SUM (8, 2), AVG (8, 2), 2 records.
+    let key2 = rows(&second.project(&[0, 1, 2, 3, 4, 5, 6]).unwrap())
+        .into_iter()
+        .find(|r| r.starts_with("+I[2,"))
+        .unwrap();
+    assert_eq!(key2, "+I[2, 8, 2, 8, 2, 2]");
+}
+
+#[test]
+fn loaded_state_continues_exactly_as_the_operator_that_wrote_it() {
+    for emission in [Emission::Immediate, Emission::MiniBatch] {
+        let first_half = kind_rows(
+            &[
+                (I, 1, Some(5)),
+                (I, 2, Some(7)),
+                (I, 1, Some(3)),
+                (I, 4, None),
+            ],
+            true,
+        );
+        let second_half = kind_rows(
+            &[
+                (D, 1, Some(5)),
+                (I, 2, Some(1)),
+                (D, 4, None),
+                (I, 5, Some(9)),
+            ],
+            true,
+        );
+        let run = |op: &mut GroupAggOperator, batch: &RecordBatch| match emission {
+            Emission::MiniBatch => {
+                op.process(batch).unwrap();
+                opt_rows(op.flush().unwrap())
+            }
+            _ => opt_rows(op.process(batch).unwrap()),
+        };
+        let mut written = bound(emission);
+        run(&mut written, &first_half);
+        let state = written.state_changes().unwrap().unwrap();
+        let expected = run(&mut written, &second_half);
+
+        let mut restored = bound(emission);
+        restored.load_state(&state).unwrap();
+        assert!(
+            restored.state_changes().unwrap().is_none(),
+            "loaded state is not a change"
+        );
+        assert_eq!(run(&mut restored, &second_half), expected, "{emission:?}");
+        assert_eq!(
+            changed_keys(&restored.state_changes().unwrap().unwrap()),
+            strs(&["+I[1]", "+I[2]", "+I[5]", "-D[4]"])
+        );
+    }
+}
+
+#[test]
+fn bad_state_rows_are_refused_and_nothing_is_loaded() {
+    let mut op = bound(Emission::Immediate);
+    op.process(&kind_rows(&[(I, 1, Some(5))], true)).unwrap();
+    let state = op.state_changes().unwrap().unwrap();
+    let mut fresh = bound(Emission::Immediate);
+    fresh.load_state(&state).unwrap();
+    let err = fresh.load_state(&state).unwrap_err().to_string();
+    assert!(err.contains("already holds"), "{err}");
+    let narrow = state.project(&[0, 1]).unwrap();
+    let err = bound(Emission::Immediate)
+        .load_state(&narrow)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("accState needs"), "{err}");
+}
+
+#[test]
+fn a_layout_that_differs_from_flinks_is_refused() {
+    let mut op = GroupAggOperator::new(sum_avg_plan(Emission::Immediate)).unwrap();
+    let err = op
+        .bind_flink_state(&[SqlType::of("BIGINT"), SqlType::of("DOUBLE")])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Flink's state layout"), "{err}");
+    assert!(!op.has_flink_state());
+    let local = {
+        let (local, _) = two_phase_plans(&sum_avg_plan(Emission::MiniBatch));
+        local
+    };
+    let err = GroupAggOperator::new(local)
+        .unwrap()
+        .bind_flink_state(&flink_acc_types())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("keeps no state"), "{err}");
+}
+
+#[test]
+fn deletes_survive_a_table_rebuild() {
+    // Many groups come and go between two write-backs, so the table is
+    // rebuilt; every deleted key that was written must still be deleted.
+    let mut op = bound(Emission::Immediate);
+    let keys: Vec<(i8, i32, Option<i64>)> = (0..5_000).map(|k| (I, k, Some(1))).collect();
+    op.process(&kind_rows(&keys, true)).unwrap();
+    op.state_changes_written();
+    let gone: Vec<(i8, i32, Option<i64>)> = (0..5_000).map(|k| (D, k, Some(1))).collect();
+    op.process(&kind_rows(&gone, true)).unwrap();
+    for round in 0..4 {
+        let fresh: Vec<(i8, i32, Option<i64>)> = (0..5_000)
+            .map(|k| (I, 10_000 * (round + 1) + k, Some(1)))
+            .collect();
+        op.process(&kind_rows(&fresh, true)).unwrap();
+        let retract: Vec<(i8, i32, Option<i64>)> = fresh.iter().map(|r| (D, r.1, r.2)).collect();
+        op.process(&kind_rows(&retract, true)).unwrap();
+    }
+    let changes = op.state_changes().unwrap().unwrap();
+    let kinds = changes
+        .column_by_name(ROW_KIND_COLUMN)
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Int8Array>()
+        .unwrap();
+    let deletes = (0..changes.num_rows())
+        .filter(|&i| kinds.value(i) == D)
+        .count();
+    assert!(
+        deletes >= 5_000,
+        "{deletes} deletes of the 5,000 written keys"
+    );
+    let keys = Arc::new(changes.column(0).clone());
+    assert_eq!(keys.null_count(), 0);
+}
