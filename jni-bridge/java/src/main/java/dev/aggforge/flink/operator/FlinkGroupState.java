@@ -129,16 +129,6 @@ final class FlinkGroupState {
     }
 
     /**
-     * Whether the restored keyed state holds Flink's {@value #ACC_STATE} for this operator (a
-     * savepoint of stock Flink's operator, or of an aggforge one that kept Flink's layout).
-     */
-    static boolean holdsAccState(KeyedStateBackend<?> backend) {
-        try (Stream<?> keys = backend.getKeys(ACC_STATE, VoidNamespace.INSTANCE)) {
-            return keys.findAny().isPresent();
-        }
-    }
-
-    /**
      * Writes every group whose state changed since the last write-back into the backend (an
      * update, or a clear where the group's state is gone); returns the groups written.
      */

@@ -76,6 +76,12 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     /** Native operators opened in this JVM (tests check that the native path really ran). */
     public static final AtomicLong OPENED = new AtomicLong();
 
+    /** Native operators initialized in this JVM that keep their state in Flink's layout. */
+    public static final AtomicLong FLINK_LAYOUT = new AtomicLong();
+
+    /** Groups native operators in this JVM loaded from state in Flink's layout at a restore. */
+    public static final AtomicLong FLINK_LAYOUT_LOADED = new AtomicLong();
+
     /**
      * Native operators opened in this JVM whose calls fold in a JIT-compiled loop (tests check
      * that {@code table.exec.aggforge.jit} took effect).
@@ -229,7 +235,8 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         if (!spec.mode().keyed()) {
             return;
         }
-        String[] refusal = {""};
+        String[] refusal = {"the window state is not kept in Flink's layout yet"};
+        String name = getOperatorConfig().getOperatorName();
         flinkState =
                 spec.mode().windowed()
                         ? null
@@ -240,34 +247,27 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
                                 getKeyedStateBackend(),
                                 this::setCurrentKey,
                                 reason -> refusal[0] = reason);
-        if (!spec.mode().windowed()) {
-            LOG.info(
-                    "{}: state {}",
-                    getOperatorConfig().getOperatorName(),
-                    flinkState != null
-                            ? "in Flink's layout (" + FlinkGroupState.ACC_STATE + ")"
-                            : "in aggforge's snapshot format: " + refusal[0]);
+        LOG.info(
+                "{}: state {}",
+                name,
+                flinkState != null
+                        ? "in Flink's layout (" + FlinkGroupState.ACC_STATE + ")"
+                        : "in aggforge's snapshot format: " + refusal[0]);
+        if (flinkState == null) {
+            if (context.isRestored()) {
+                StockStateGuard.refuseStockState(getKeyedStateBackend(), spec.mode(), name, refusal[0]);
+            }
+        } else {
+            FLINK_LAYOUT.incrementAndGet();
         }
         if (!context.isRestored()) {
             return;
-        }
-        if (flinkState == null
-                && !spec.mode().windowed()
-                && FlinkGroupState.holdsAccState(getKeyedStateBackend())) {
-            throw new IllegalStateException(
-                    getOperatorConfig().getOperatorName()
-                            + ": the savepoint holds Flink's "
-                            + FlinkGroupState.ACC_STATE
-                            + " for this aggregate, which aggforge cannot keep in Flink's layout ("
-                            + refusal[0]
-                            + "); restore it with "
-                            + AggforgeOptions.ENABLED.key()
-                            + ": false, or start the job without this state");
         }
         if (flinkState != null) {
             // Restored state counts as written now (state TTL).
             aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
             long loaded = flinkState.loadAll(aggregate, allocator, spec.batchSize());
+            FLINK_LAYOUT_LOADED.addAndGet(loaded);
             LOG.info("{}: loaded {} groups", getOperatorConfig().getOperatorName(), loaded);
         }
         Map<Integer, byte[]> payloads = new HashMap<>();

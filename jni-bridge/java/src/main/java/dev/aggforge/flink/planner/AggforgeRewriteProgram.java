@@ -1,14 +1,18 @@
 package dev.aggforge.flink.planner;
 
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.calcite.rel.RelNode;
 import org.apache.flink.table.api.TableConfig;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeContext;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalGroupAggregateBase;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalWindowAggregateBase;
 import org.apache.flink.table.planner.plan.optimize.program.FlinkOptimizeProgram;
@@ -81,7 +85,7 @@ public final class AggforgeRewriteProgram
             return current;
         }
         StreamPhysicalGroupAggregateBase aggregate = (StreamPhysicalGroupAggregateBase) current;
-        Optional<StockAggregate> stock = StockAggregate.of(aggregate.translateToExecNode());
+        Optional<StockAggregate> stock = StockAggregate.of(stockExecNode(aggregate));
         if (stock.isEmpty()) {
             return current;
         }
@@ -98,7 +102,35 @@ public final class AggforgeRewriteProgram
                                 ColumnarExchange.explain(
                                         aggregate.getInput(),
                                         stock.get().grouping(),
-                                        config.get(AggforgeOptions.COLUMNAR_EXCHANGE)));
+                                        config.get(AggforgeOptions.COLUMNAR_EXCHANGE),
+                                        ExecNodeConfig.ofTableConfig(config, false).shouldSetUid()));
         return NativeRewrite.replace(aggregate, decision);
+    }
+
+    /**
+     * Flink's exec node of {@code aggregate}, to describe it, without using up an exec node id.
+     * Flink numbers exec nodes from one JVM-wide counter ({@code ExecNodeContext.newNodeId()}) as
+     * it translates the optimized plan; an id drawn here, during optimization, would shift the id
+     * of every node translated later, and with it the uids Flink derives from ids (compiled plans,
+     * {@code table.exec.uid.generation=ALWAYS}), so the plan's operators would no longer have the
+     * ids stock Flink gives them. Flink has no call to translate without an id nor to give one
+     * back, so the counter is set back reflectively (if no other thread drew an id meanwhile).
+     */
+    private static ExecNode<?> stockExecNode(StreamPhysicalGroupAggregateBase aggregate) {
+        AtomicInteger counter = nodeIdCounter();
+        int before = counter.get();
+        ExecNode<?> node = aggregate.translateToExecNode();
+        counter.compareAndSet(node.getId(), before);
+        return node;
+    }
+
+    private static AtomicInteger nodeIdCounter() {
+        try {
+            Field field = ExecNodeContext.class.getDeclaredField("idCounter");
+            field.setAccessible(true);
+            return (AtomicInteger) field.get(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("aggforge: Flink's exec node id counter is not readable", e);
+        }
     }
 }

@@ -227,7 +227,8 @@ class PlannerHookTest {
         String specializations =
                 ", aggforge=[MIN<DATE>/insert_only, MAX<DATE>/insert_only, COUNT_STAR<*>/insert_only,"
                         + " SUM<BIGINT>/insert_only, AVG<BIGINT>/insert_only],"
-                        + " exchange=[columnar])";
+                        + " exchange=[rows (the columnar exchange needs operator uids:"
+                        + " table.exec.uid.generation=ALWAYS)])";
         assertEquals(
                 plan.replaceAll(anonymous, "src")
                         .replace("\nGroupAggregate(", "\nAggforgeGroupAggregate(")

@@ -128,13 +128,21 @@ class ColumnarExchangeParityTest {
     void explainNamesTheExchange() {
         RunOptions on =
                 NativeParity.withAggforge(ONE.withParallelism(2))
-                        .withConfig(AggforgeOptions.COLUMNAR_EXCHANGE.key(), "true");
+                        .withConfig(AggforgeOptions.COLUMNAR_EXCHANGE.key(), "true")
+                        .withConfig(NativeParity.UID_GENERATION, "ALWAYS");
         String columnar = SqlHarness.explain(on, SQL, SKEWED);
         assertTrue(columnar.contains("exchange=[columnar]"), columnar);
         RunOptions off = on.withConfig(AggforgeOptions.COLUMNAR_EXCHANGE.key(), "false");
         String rows = SqlHarness.explain(off, SQL, SKEWED);
         assertTrue(
                 rows.contains("exchange=[rows (table.exec.aggforge.columnar-exchange=false)]"), rows);
+        // Without operator uids the exchange stays Flink's, so operator ids stay stock Flink's.
+        String noUids = SqlHarness.explain(on.withConfig(NativeParity.UID_GENERATION, "PLAN_ONLY"), SQL, SKEWED);
+        assertTrue(
+                noUids.contains(
+                        "exchange=[rows (the columnar exchange needs operator uids:"
+                                + " table.exec.uid.generation=ALWAYS)]"),
+                noUids);
     }
 
     @Test

@@ -35,10 +35,21 @@ final class NativeParity {
      */
     static final String JIT = System.getProperty("aggforge.test.jit", "auto");
 
-    /** {@code options} with the aggforge hook installed (bundled modes on). */
+    /** Flink's option that gives every operator a uid (the columnar exchange needs them). */
+    static final String UID_GENERATION = "table.exec.uid.generation";
+
+    /**
+     * {@code options} with the aggforge hook installed (bundled modes on); with the columnar
+     * exchange, operators get uids ({@code table.exec.uid.generation=ALWAYS}), without which the
+     * exchange stays Flink's so that operator ids stay stock Flink's.
+     */
     static RunOptions withAggforge(RunOptions options) {
+        RunOptions uids =
+                COLUMNAR_EXCHANGE && !options.extraConfig().containsKey(UID_GENERATION)
+                        ? options.withConfig(UID_GENERATION, "ALWAYS")
+                        : options;
         RunOptions hooked =
-                options.withConfig(AggforgeOptions.ENABLED.key(), "true")
+                uids.withConfig(AggforgeOptions.ENABLED.key(), "true")
                         .withConfig(AggforgeOptions.BUNDLED_ENABLED.key(), "true")
                         .withConfig(
                                 AggforgeOptions.COLUMNAR_EXCHANGE.key(),

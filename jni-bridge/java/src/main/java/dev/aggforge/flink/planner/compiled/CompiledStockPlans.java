@@ -34,10 +34,9 @@ import dev.aggforge.flink.planner.nodes.StreamExecAggforgeGroupAggregate;
  * decide at translation, as the optimizer hook does for SQL, whether the aggregate runs natively.
  * If not (aggforge off, or not admitted), Flink's own translation runs unchanged.
  *
- * <p>State: the native operator's uid ends in {@value StreamExecAggforgeGroupAggregate#TRANSFORMATION}
- * where Flink's ends in {@code group-aggregate}, so restoring a savepoint taken by the stock job
- * fails in Flink's state assignment (the stock operator's state has no operator to go to) instead
- * of starting the native aggregate empty; such a job restores with aggforge off.
+ * <p>Ids: the native operator gets the uid Flink's operator gets ({@code <id>_group-aggregate},
+ * ...; {@link StreamExecAggforgeGroupAggregate#stockTransformation}), so the plan's operators keep
+ * their ids when aggforge is switched on or off.
  */
 public final class CompiledStockPlans {
 
@@ -93,7 +92,7 @@ public final class CompiledStockPlans {
         return StreamExecAggforgeGroupAggregate.translateNative(
                 node,
                 planner,
-                meta.apply(StreamExecAggforgeGroupAggregate.TRANSFORMATION),
+                meta.apply(StreamExecAggforgeGroupAggregate.stockTransformation(node)),
                 decision.spec(),
                 stock.grouping(),
                 config.get(AggforgeOptions.COLUMNAR_EXCHANGE),

@@ -13,9 +13,6 @@ import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
 import org.apache.flink.streaming.api.operators.StreamOperator;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
 import org.apache.flink.streaming.api.transformations.PartitionTransformation;
-import org.apache.flink.streaming.runtime.partitioner.GlobalPartitioner;
-import org.apache.flink.streaming.runtime.partitioner.KeyGroupStreamPartitioner;
-import org.apache.flink.streaming.runtime.partitioner.StreamPartitioner;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
@@ -25,27 +22,31 @@ import org.apache.flink.table.planner.plan.nodes.exec.stream.StreamExecExchange;
 import org.apache.flink.table.planner.plan.nodes.exec.utils.ExecNodeUtil;
 import org.apache.flink.table.planner.plan.nodes.exec.utils.TransformationMetadata;
 import org.apache.flink.table.planner.plan.nodes.physical.stream.StreamPhysicalExchange;
-import org.apache.flink.table.planner.plan.utils.KeySelectorUtil;
-import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
-import org.apache.flink.table.types.logical.RowType;
 
 import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.exchange.ColumnarExchangePartitioner;
 import dev.aggforge.flink.exchange.ColumnarExchangeSender;
-import dev.aggforge.flink.exchange.ExchangeFeedOperator;
 import dev.aggforge.flink.exchange.MessageForwarder;
 import dev.aggforge.flink.operator.NativeOperatorSpec;
 
-import static org.apache.flink.runtime.state.KeyGroupRangeAssignment.DEFAULT_LOWER_BOUND_MAX_PARALLELISM;
-
 /**
  * Where a keyed native aggregate is fed by Flink's exchange on exactly its group keys (or, with
- * no keys, by the singleton exchange), that exchange is translated here instead of by Flink:
- * either as the columnar exchange ({@link ColumnarExchangeSender} chained to the sending task, or
- * {@link MessageForwarder} behind a native local phase that routes its own output, and {@link
- * ColumnarExchangePartitioner} on the edge) or, when it is switched off, as Flink's own
- * exchange behind {@link ExchangeFeedOperator}, which stands where the sender stands so both
- * plans have the same operators and a savepoint restores across the switch.
+ * no keys, by the singleton exchange), that exchange is translated here instead of by Flink, as
+ * the columnar exchange: {@link ColumnarExchangeSender} chained to the sending task, or {@link
+ * MessageForwarder} behind a native local phase that routes its own output, and {@link
+ * ColumnarExchangePartitioner} on the edge.
+ *
+ * <p>Operator ids: only where the plan's operators carry uids (compiled plans, {@code
+ * table.exec.uid.generation=ALWAYS}; {@link #applies}). Without uids Flink derives each
+ * operator's id from the topology (StreamGraphHasherV2: the node's position in a breadth-first
+ * walk from the sources, its chainable outputs and its inputs' ids), so the chained sender, an
+ * extra node with an extra chained output, would give the sending operator, the aggregate and
+ * every operator after them ids stock Flink does not give them, and savepoints would no longer
+ * move between aggforge and stock Flink. Setting the stock ids as uid hashes
+ * ({@code Transformation#setUidHash}) would only map a stock savepoint onto the aggforge job:
+ * Flink stores an operator's state under its generated id, which the stock job cannot map back.
+ * Without uids the aggregate therefore reads Flink's own exchange, unchanged. With uids every
+ * operator's id is its uid's hash, which the extra (stateless) operators do not change.
  */
 public final class ColumnarExchange {
 
@@ -110,25 +111,17 @@ public final class ColumnarExchange {
                     ? Optional.of((Transformation<byte[]>) translated)
                     : Optional.empty();
         }
+    }
 
-        /** Flink's row exchange, behind the pass-through operator. */
-        Transformation<RowData> rows(PlannerBase planner, TransformationMetadata meta) {
-            Transformation<RowData> upstream = upstream(planner);
-            InternalTypeInfo<RowData> type = (InternalTypeInfo<RowData>) upstream.getOutputType();
-            OneInputTransformation<RowData, RowData> feed =
-                    chained(upstream, senderMeta(meta), new ExchangeFeedOperator(), type);
-            StreamPartitioner<RowData> partitioner =
-                    keys.length == 0
-                            ? new GlobalPartitioner<>()
-                            : new KeyGroupStreamPartitioner<>(
-                                    KeySelectorUtil.getRowDataSelector(
-                                            planner.getFlinkContext().getClassLoader(), keys, type),
-                                    DEFAULT_LOWER_BOUND_MAX_PARALLELISM);
-            PartitionTransformation<RowData> edge = new PartitionTransformation<>(feed, partitioner);
-            edge.setParallelism(parallelism());
-            edge.setOutputType(InternalTypeInfo.of((RowType) exchange.getOutputType()));
-            return edge;
-        }
+    /**
+     * Whether the columnar exchange takes the place of Flink's exchange in front of a native
+     * aggregate: the option is on and the plan's operators carry uids (see the class comment).
+     *
+     * @param option {@link AggforgeOptions#COLUMNAR_EXCHANGE}
+     * @param uids whether the plan's transformations get uids ({@code ExecNodeConfig#shouldSetUid})
+     */
+    public static boolean applies(boolean option, boolean uids) {
+        return option && uids;
     }
 
     /**
@@ -159,10 +152,13 @@ public final class ColumnarExchange {
 
     /**
      * EXPLAIN's {@code exchange} item of a native keyed aggregate over {@code input}: {@code
-     * columnar}, {@code rows} with the option that switched the columnar exchange off, or empty
+     * columnar}, {@code rows} with the option that keeps the columnar exchange off, or empty
      * when no exchange on exactly its keys feeds it.
+     *
+     * @param option {@link AggforgeOptions#COLUMNAR_EXCHANGE}
+     * @param uids whether the plan's transformations get uids
      */
-    public static String explain(RelNode input, int[] grouping, boolean columnar) {
+    public static String explain(RelNode input, int[] grouping, boolean option, boolean uids) {
         if (!(input instanceof StreamPhysicalExchange exchange)) {
             return "";
         }
@@ -179,11 +175,16 @@ public final class ColumnarExchange {
         if (!matches) {
             return "";
         }
-        return columnar ? "columnar" : "rows (" + AggforgeOptions.COLUMNAR_EXCHANGE.key() + "=false)";
+        if (applies(option, uids)) {
+            return "columnar";
+        }
+        return option
+                ? "rows (the columnar exchange needs operator uids: table.exec.uid.generation=ALWAYS)"
+                : "rows (" + AggforgeOptions.COLUMNAR_EXCHANGE.key() + "=false)";
     }
 
     /**
-     * The sender's (or pass-through's) metadata: {@code AggforgeExchange} with the aggregate's
+     * The sender's (or forwarder's) metadata: {@code AggforgeExchange} with the aggregate's
      * node id (the web UI shows it at the end of the sending task's chain), its uid suffixed.
      */
     private static TransformationMetadata senderMeta(TransformationMetadata meta) {

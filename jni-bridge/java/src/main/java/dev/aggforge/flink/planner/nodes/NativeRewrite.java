@@ -269,16 +269,11 @@ public final class NativeRewrite {
         throw new IllegalArgumentException("column " + column + " is not transposed");
     }
 
-    /** The exec node of a native physical node, built from the stock one it replaces. */
+    /**
+     * The exec node of a native physical node, built from the stock one it replaces (whose exec
+     * node id and transformation name it keeps).
+     */
     static ExecNode<?> execNode(ExecNode<?> stock, NativeOperatorSpec spec, int[] grouping) {
-        ExecNodeBase<?> base = (ExecNodeBase<?>) stock;
-        return new StreamExecAggforgeGroupAggregate(
-                base.getPersistedConfig(),
-                spec,
-                grouping,
-                base.getInputProperties(),
-                (RowType) base.getOutputType(),
-                base.getDescription());
+        return new StreamExecAggforgeGroupAggregate((ExecNodeBase<?>) stock, spec, grouping);
     }
-
 }

@@ -17,6 +17,7 @@ import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.planner.delegation.PlannerBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecEdge;
+import org.apache.flink.table.planner.plan.nodes.exec.ExecNode;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeBase;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeConfig;
 import org.apache.flink.table.planner.plan.nodes.exec.ExecNodeContext;
@@ -69,10 +70,16 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
     /** The JSON field holding the group key fields. */
     public static final String FIELD_NAME_GROUPING = "grouping";
 
-    /** Transformation name (the uid suffix). */
+    /** The JSON field holding the replaced stock node's transformation name (the uid suffix). */
+    public static final String FIELD_NAME_TRANSFORMATION = "transformation";
+
+    /**
+     * Transformation name (the uid suffix) of plans compiled by aggforge builds that did not record
+     * the stock node's; new nodes use the stock node's name.
+     */
     public static final String TRANSFORMATION = "aggforge-group-aggregate";
 
-    /** Transformation name (the uid suffix) of a window aggregate, any phase. */
+    /** Transformation name of a window aggregate, any phase, of such plans. */
     public static final String WINDOW_TRANSFORMATION = "aggforge-window-aggregate";
 
     @JsonProperty(FIELD_NAME_SPEC)
@@ -81,33 +88,34 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
     @JsonProperty(FIELD_NAME_GROUPING)
     private final int[] grouping;
 
+    @JsonProperty(FIELD_NAME_TRANSFORMATION)
+    private final String transformation;
+
     /** The aggregate a local phase's output is routed to, if a columnar exchange asked. */
     @JsonIgnore private transient NativeOperatorSpec receiver;
 
     /**
-     * @param persistedConfig the replaced stock node's persisted configuration
+     * The node taking the place of Flink's exec node {@code stock}: the same exec node id (so no
+     * id is drawn from Flink's counter and every node keeps the id, and with uids the uid, stock
+     * Flink gives it), configuration, inputs, output and description, and the stock node's
+     * transformation name as uid suffix (so the native operator gets the stock operator's uid).
+     *
+     * @param stock the replaced stock exec node
      * @param spec what the operator runs
      * @param grouping input fields of the group keys
-     * @param inputProperties the replaced node's input properties
-     * @param outputType the output row type
-     * @param description the physical node's description
      */
     public StreamExecAggforgeGroupAggregate(
-            ReadableConfig persistedConfig,
-            NativeOperatorSpec spec,
-            int[] grouping,
-            List<InputProperty> inputProperties,
-            RowType outputType,
-            String description) {
+            ExecNodeBase<?> stock, NativeOperatorSpec spec, int[] grouping) {
         this(
-                ExecNodeContext.newNodeId(),
+                stock.getId(),
                 ExecNodeContext.newContext(StreamExecAggforgeGroupAggregate.class),
-                persistedConfig,
+                stock.getPersistedConfig(),
                 spec,
                 grouping,
-                inputProperties,
-                outputType,
-                description);
+                stockTransformation(stock),
+                stock.getInputProperties(),
+                (RowType) stock.getOutputType(),
+                stock.getDescription());
     }
 
     /** Restores the node from a compiled plan. */
@@ -118,12 +126,44 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
             @JsonProperty(FIELD_NAME_CONFIGURATION) ReadableConfig persistedConfig,
             @JsonProperty(FIELD_NAME_SPEC) NativeOperatorSpec spec,
             @JsonProperty(FIELD_NAME_GROUPING) int[] grouping,
+            @JsonProperty(FIELD_NAME_TRANSFORMATION) String transformation,
             @JsonProperty(FIELD_NAME_INPUT_PROPERTIES) List<InputProperty> inputProperties,
             @JsonProperty(FIELD_NAME_OUTPUT_TYPE) RowType outputType,
             @JsonProperty(FIELD_NAME_DESCRIPTION) String description) {
         super(id, context, persistedConfig, inputProperties, outputType, description);
         this.spec = spec;
         this.grouping = grouping.clone();
+        this.transformation = transformation;
+    }
+
+    /**
+     * The name of the one transformation Flink's exec node {@code stock} produces (such as {@code
+     * group-aggregate} or {@code local-window-aggregate}), from its {@link ExecNodeMetadata}.
+     */
+    public static String stockTransformation(ExecNode<?> stock) {
+        // Compiled-plan nodes subclass Flink's (CompiledGroupAggregate, which also names the
+        // transformation of earlier aggforge builds): Flink's own annotation names the stock one.
+        for (Class<?> type = stock.getClass(); ExecNode.class.isAssignableFrom(type); type = type.getSuperclass()) {
+            @SuppressWarnings("unchecked")
+            ExecNodeMetadata metadata =
+                    ExecNodeMetadataUtil.latestAnnotation((Class<ExecNode<?>>) type);
+            if (metadata != null && metadata.producedTransformations().length == 1) {
+                return metadata.producedTransformations()[0];
+            }
+        }
+        throw new IllegalArgumentException(
+                "not a single-transformation exec node: " + stock.getClass().getName());
+    }
+
+    /**
+     * The uid suffix of the native transformation: the replaced stock node's transformation name,
+     * or for plans compiled by aggforge builds that did not record it, the name those builds used.
+     */
+    private String transformationName() {
+        if (transformation != null) {
+            return transformation;
+        }
+        return spec.mode().windowed() ? WINDOW_TRANSFORMATION : TRANSFORMATION;
     }
 
     /**
@@ -155,8 +195,7 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
         return translateNative(
                 this,
                 planner,
-                createTransformationMeta(
-                        spec.mode().windowed() ? WINDOW_TRANSFORMATION : TRANSFORMATION, config),
+                createTransformationMeta(transformationName(), config),
                 spec,
                 grouping,
                 config.get(AggforgeOptions.COLUMNAR_EXCHANGE),
@@ -167,8 +206,8 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
      * The transformation running {@code spec} natively in {@code node}'s place: the input edge's
      * transformation, then {@link NativeGroupAggOperator} keyed by {@code grouping} (the local
      * phase is not keyed). A keyed aggregate fed by Flink's exchange on its keys gets the
-     * columnar exchange instead ({@link ColumnarExchange}) when {@code columnarExchange}, else
-     * that exchange behind a pass-through operator standing where the sender would. A local
+     * columnar exchange instead where {@link ColumnarExchange#applies} (the option {@code
+     * columnarExchange} is on and {@code meta} carries a uid), else reads Flink's exchange. A local
      * phase whose output the aggregate running {@code receiver} reads as is (non-null when a
      * columnar exchange asked, {@link RoutableLocal}) emits exchange messages for it instead of
      * rows: the transformation's records are then {@code byte[]}, whatever its type says.
@@ -191,8 +230,10 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
                         InternalTypeInfo.of(inputRowType));
         InternalTypeInfo<RowData> outputType = InternalTypeInfo.of((RowType) node.getOutputType());
         Optional<ColumnarExchange.Feed> feed =
-                spec.mode().keyed() ? ColumnarExchange.feed(inputEdge, grouping) : Optional.empty();
-        if (feed.isPresent() && columnarExchange) {
+                spec.mode().keyed() && ColumnarExchange.applies(columnarExchange, meta.getUid() != null)
+                        ? ColumnarExchange.feed(inputEdge, grouping)
+                        : Optional.empty();
+        if (feed.isPresent()) {
             Transformation<byte[]> messages = feed.get().columnar(planner, meta, spec);
             SimpleOperatorFactory<RowData> factory =
                     SimpleOperatorFactory.of(new ColumnarGroupAggOperator(spec));
@@ -204,10 +245,7 @@ public final class StreamExecAggforgeGroupAggregate extends ExecNodeBase<RowData
             transform.setStateKeyType(keys.getProducedType());
             return transform;
         }
-        Transformation<RowData> input =
-                feed.isPresent()
-                        ? feed.get().rows(planner, meta)
-                        : (Transformation<RowData>) inputEdge.translateToPlan(planner);
+        Transformation<RowData> input = (Transformation<RowData>) inputEdge.translateToPlan(planner);
         if (receiver != null && MessageBatchSink.routable(spec, receiver)) {
             SimpleOperatorFactory<byte[]> factory =
                     SimpleOperatorFactory.of(
