@@ -235,7 +235,7 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         if (!spec.mode().keyed()) {
             return;
         }
-        String[] refusal = {"the window state is not kept in Flink's layout yet"};
+        String[] refusal = {"window state is not kept in Flink's layout yet"};
         String name = getOperatorConfig().getOperatorName();
         flinkState =
                 spec.mode().windowed()
