@@ -198,3 +198,178 @@ fn deletes_survive_a_table_rebuild() {
     let keys = Arc::new(changes.column(0).clone());
     assert_eq!(keys.null_count(), 0);
 }
+
+/// The state backend of the cache tests: each key's accumulator row (a
+/// one-row change batch), written back and read as the Flink operator does.
+#[derive(Default)]
+struct Backend {
+    rows: std::collections::HashMap<i32, RecordBatch>,
+}
+
+impl Backend {
+    fn write(&mut self, changes: Option<RecordBatch>) {
+        let Some(changes) = changes else { return };
+        let kind = changes.schema().index_of(ROW_KIND_COLUMN).unwrap();
+        let keys = changes
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::Int32Array>()
+            .unwrap()
+            .clone();
+        let kinds = changes
+            .column(kind)
+            .as_any()
+            .downcast_ref::<Int8Array>()
+            .unwrap()
+            .clone();
+        for i in 0..changes.num_rows() {
+            if kinds.value(i) == D {
+                self.rows.remove(&keys.value(i));
+            } else {
+                self.rows.insert(keys.value(i), changes.slice(i, 1));
+            }
+        }
+    }
+
+    /// The state rows of those of `keys` the backend holds.
+    fn read(&self, keys: &RecordBatch) -> Option<RecordBatch> {
+        let keys = keys
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::Int32Array>()
+            .unwrap();
+        let found: Vec<RecordBatch> = keys
+            .iter()
+            .filter_map(|k| self.rows.get(&k.unwrap()).cloned())
+            .collect();
+        let schema = found.first()?.schema();
+        Some(arrow_select::concat::concat_batches(&schema, &found).unwrap())
+    }
+}
+
+/// One batch through a cached operator: probe, load what the backend
+/// holds, fold; then empty the cache into the backend when it is nearly
+/// full (immediate emission: after every batch; mini-batch: after a flush).
+fn cached_step(
+    op: &mut GroupAggOperator,
+    backend: &mut Backend,
+    batch: &RecordBatch,
+    flush: bool,
+) -> Vec<String> {
+    if let Some(keys) = op.probe(batch.clone()).unwrap() {
+        if let Some(rows) = backend.read(&keys) {
+            op.load_state(&rows).unwrap();
+        }
+    }
+    let mut out = opt_rows(op.process_pending().unwrap());
+    if flush {
+        out.extend(opt_rows(op.flush().unwrap()));
+    }
+    if op.should_evict(batch.num_rows()) {
+        backend.write(op.evict_all().unwrap());
+        assert_eq!(op.num_groups(), 0, "an eviction empties the operator");
+    }
+    out
+}
+
+#[test]
+fn a_cache_emptied_into_the_backend_gives_the_changelog_of_unbounded_state() {
+    for emission in [Emission::Immediate, Emission::MiniBatch] {
+        let mut next = xorshift(42);
+        let batches: Vec<RecordBatch> = (0..60)
+            .map(|_| {
+                let rows: Vec<(i8, i32, Option<i64>)> = (0..200)
+                    .map(|_| {
+                        let r = next();
+                        // Mostly inserts over 3,000 keys, some retractions.
+                        let kind = if r % 7 == 0 { D } else { I };
+                        (kind, (r >> 8) as i32 % 3_000, Some((r >> 20) as i64 % 100))
+                    })
+                    .collect();
+                kind_rows(&rows, true)
+            })
+            .collect();
+        let mut unbounded = bound(emission);
+        let mut cached = {
+            let mut p = sum_avg_plan(emission);
+            // Room for a few hundred groups: the cache is emptied often.
+            p.memory_budget_bytes = 256 * 1024;
+            let mut op = GroupAggOperator::new(p).unwrap();
+            op.bind_flink_state(&flink_acc_types()).unwrap();
+            op
+        };
+        let mut backend = Backend::default();
+        let flush = emission == Emission::MiniBatch;
+        for batch in &batches {
+            let mut expected = opt_rows(unbounded.process(batch).unwrap());
+            if flush {
+                expected.extend(opt_rows(unbounded.flush().unwrap()));
+            }
+            assert_eq!(
+                cached_step(&mut cached, &mut backend, batch, flush),
+                expected
+            );
+            assert!(
+                cached.memory_used() <= 256 * 1024,
+                "{}",
+                cached.memory_used()
+            );
+        }
+        assert!(cached.evictions() >= 3, "{} evictions", cached.evictions());
+        // What the backend and cache hold together is the unbounded state.
+        backend.write(cached.state_changes().unwrap());
+        let mut all = Backend::default();
+        all.write(unbounded.state_changes().unwrap());
+        let table = |b: &Backend| {
+            let mut rows: Vec<String> = b
+                .rows
+                .values()
+                .flat_map(|r| rows(&r.project(&[0, 1, 2, 3, 4, 5, 6]).unwrap()))
+                .collect();
+            rows.sort();
+            rows
+        };
+        assert_eq!(table(&backend), table(&all), "{emission:?}");
+    }
+}
+
+#[test]
+fn probe_names_only_the_groups_the_operator_does_not_hold() {
+    let mut op = bound(Emission::Immediate);
+    op.process(&kind_rows(&[(I, 1, Some(5))], true)).unwrap();
+    let keys = op
+        .probe(kind_rows(
+            &[
+                (I, 1, Some(1)),
+                (I, 2, Some(1)),
+                (I, 2, Some(3)),
+                (I, 3, None),
+            ],
+            true,
+        ))
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys.num_columns(), 1);
+    let keys = keys
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow_array::Int32Array>()
+        .unwrap();
+    assert_eq!(keys.values().to_vec(), vec![2, 3]);
+    assert_eq!(op.num_groups(), 1, "probing adds no group");
+    assert_eq!(
+        opt_rows(op.process_pending().unwrap()),
+        strs(&[
+            "-U[1, 5, 5]",
+            "+U[1, 6, 3]",
+            "+I[2, 1, 1]",
+            "-U[2, 1, 1]",
+            "+U[2, 4, 2]",
+            "+I[3, NULL, NULL]"
+        ])
+    );
+    assert!(
+        op.process_pending().is_err(),
+        "the pending batch was consumed"
+    );
+}

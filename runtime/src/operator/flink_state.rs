@@ -39,6 +39,11 @@ pub(super) struct FlinkState {
     /// Keys (as change rows, `-D`) of cleared groups that a table rebuild
     /// dropped before their delete was written back.
     dropped: Vec<RecordBatch>,
+    /// A batch [`GroupAggOperator::probe`] holds until its uncached groups
+    /// are loaded (`cache.rs`).
+    pub(super) pending: Option<RecordBatch>,
+    /// Times the cache was emptied into the state backend.
+    pub(super) evictions: u64,
 }
 
 impl FlinkState {
@@ -53,9 +58,24 @@ impl FlinkState {
         }
     }
 
+    /// Forgets every change: they were written to the state backend.
+    pub(super) fn written(&mut self) {
+        self.dirty.iter_mut().for_each(|d| *d = false);
+        self.dropped.clear();
+    }
+
+    /// The schema of the key columns of a change batch.
+    pub(super) fn key_schema(&self, keys: usize) -> SchemaRef {
+        Arc::new(Schema::new(self.schema.fields()[..keys].to_vec()))
+    }
+
     /// Bytes the bookkeeping holds.
     pub(super) fn memory_bytes(&self) -> usize {
         self.dirty.capacity()
+            + self
+                .pending
+                .as_ref()
+                .map_or(0, RecordBatch::get_array_memory_size)
             + self
                 .dropped
                 .iter()
@@ -116,6 +136,8 @@ impl GroupAggOperator {
             schema: Arc::new(Schema::new(fields)),
             dirty: Vec::new(),
             dropped: Vec::new(),
+            pending: None,
+            evictions: 0,
         });
         Ok(())
     }
@@ -184,8 +206,7 @@ impl GroupAggOperator {
     /// the caller has written them to the state backend.
     pub fn state_changes_written(&mut self) {
         if let Some(state) = &mut self.flink_state {
-            state.dirty.iter_mut().for_each(|d| *d = false);
-            state.dropped.clear();
+            state.written();
         }
     }
 
@@ -201,11 +222,8 @@ impl GroupAggOperator {
                 "the state is not bound to Flink's layout".into(),
             ));
         };
-        if self.has_open_bundle() {
-            return Err(AggError::Snapshot(
-                "the bundle is open; load state before the first batch of a bundle".into(),
-            ));
-        }
+        // An open bundle is fine: the groups loaded are new to the operator,
+        // so none of them is in the bundle.
         let expected = &state.schema.fields()[..state.schema.fields().len() - 1];
         let columns = batch.columns();
         let matches = columns.len() >= expected.len()

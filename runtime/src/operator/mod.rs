@@ -26,6 +26,7 @@
 
 mod budget;
 mod bundle;
+mod cache;
 mod changelog;
 mod checkpoint;
 mod flink_state;

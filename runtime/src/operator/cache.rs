@@ -1,0 +1,128 @@
+//! Native memory as a cache over Flink's state backend, for an operator
+//! bound to Flink's layout (`flink_state.rs`): the backend holds every
+//! group, the operator the groups it was given or built since it was last
+//! emptied. The caller (the Flink operator) drives it:
+//!
+//! - before a batch, [`GroupAggOperator::probe`] keeps the batch and names
+//!   the groups it touches that the operator does not hold, which the
+//!   caller reads from the backend and hands over with
+//!   [`GroupAggOperator::load_state`]; [`GroupAggOperator::process_pending`]
+//!   then folds the batch. A group the operator holds, live or not, is
+//!   authoritative: the backend never knows more about it.
+//! - after a batch (or a flushed bundle), when
+//!   [`GroupAggOperator::should_evict`] says the budget is nearly used,
+//!   [`GroupAggOperator::evict_all`] returns every changed group for the
+//!   backend and empties the operator, so the budget bounds the cache
+//!   instead of the state.
+
+use arrow_array::{RecordBatch, UInt32Array};
+use arrow_select::take::take;
+
+use super::{input, GroupAggOperator};
+use crate::error::{AggError, Result};
+use crate::memory::MemoryBudget;
+
+impl GroupAggOperator {
+    /// Keeps `batch` for [`process_pending`](Self::process_pending) and
+    /// returns the keys (one row each, the change batch's key columns) of
+    /// the groups it touches that the operator does not hold, or `None`
+    /// when it holds them all. Changes no state.
+    pub fn probe(&mut self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
+        self.check_not_failed()?;
+        let Some(state) = &self.flink_state else {
+            return Err(AggError::Plan(
+                "probing the cache needs state bound to Flink's layout".into(),
+            ));
+        };
+        let key_schema = state.key_schema(self.key_arrow.len());
+        let args: Vec<Vec<usize>> = self.calls.iter().map(|c| c.args.clone()).collect();
+        let filters: Vec<Option<usize>> = self.calls.iter().map(|c| c.filter).collect();
+        let read = input::read(
+            &batch,
+            &self.plan.key_columns,
+            &self.key_arrow,
+            (&args, &filters),
+            &self.input_arrow,
+            self.plan.input,
+        )?;
+        let keys = read.keys;
+        let rows = read.num_rows;
+        let before = self.table.len();
+        let mut ids = Vec::with_capacity(rows);
+        self.table.intern(&keys, rows, &mut ids)?;
+        // New ids are numbered in first-seen order: their first rows.
+        let mut first_rows = Vec::new();
+        for (row, &g) in ids.iter().enumerate() {
+            if g as usize == before + first_rows.len() {
+                first_rows.push(row as u32);
+            }
+        }
+        self.table.truncate(before);
+        self.flink_state.as_mut().expect("bound").pending = Some(batch);
+        if first_rows.is_empty() {
+            return Ok(None);
+        }
+        let at = UInt32Array::from(first_rows);
+        let columns = keys
+            .iter()
+            .map(|c| take(c.as_ref(), &at, None))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(Some(RecordBatch::try_new(key_schema, columns)?))
+    }
+
+    /// Folds the batch [`probe`](Self::probe) kept, as
+    /// [`process`](Self::process) would.
+    pub fn process_pending(&mut self) -> Result<Option<RecordBatch>> {
+        let pending = self.flink_state.as_mut().and_then(|s| s.pending.take());
+        let Some(batch) = pending else {
+            return Err(AggError::Plan("no probed batch is pending".into()));
+        };
+        self.process(&batch)
+    }
+
+    /// Whether the operator should be emptied into the state backend
+    /// before the next batch: state bound to Flink's layout, no bundle
+    /// open, and less budget left than a quarter of it (or than two
+    /// batches of `batch_rows` new groups need, if more).
+    pub fn should_evict(&self, batch_rows: usize) -> bool {
+        if self.flink_state.is_none() || self.has_open_bundle() || self.table.is_empty() {
+            return false;
+        }
+        let limit = self.budget.limit();
+        let headroom = (limit / 4).max(2 * self.min_budget_bytes(batch_rows));
+        self.budget.used().saturating_add(headroom) > limit
+    }
+
+    /// Empties the operator: returns the change batch of every group
+    /// changed since the last write-back (as
+    /// [`state_changes`](Self::state_changes)), which the caller must
+    /// write to the state backend, and drops all groups, so that later
+    /// batches read them from the backend again. No bundle may be open.
+    pub fn evict_all(&mut self) -> Result<Option<RecordBatch>> {
+        let changes = self.state_changes()?;
+        let Some(mut state) = self.flink_state.take() else {
+            return Err(AggError::Plan(
+                "evicting needs state bound to Flink's layout".into(),
+            ));
+        };
+        state.written();
+        state.pending = None;
+        state.evictions += 1;
+        let mut fresh = GroupAggOperator::new(self.plan.clone())?;
+        fresh.retention.now_ms = self.retention.now_ms;
+        fresh.retention.swept_ms = self.retention.swept_ms;
+        fresh.retention.compaction_skipped = self.retention.compaction_skipped;
+        std::mem::swap(&mut fresh.order, &mut self.order);
+        fresh.flink_state = Some(state);
+        fresh.budget = MemoryBudget::new(self.plan.memory_budget_bytes);
+        *self = fresh;
+        let used = self.measure();
+        self.budget.set_used(used);
+        Ok(changes)
+    }
+
+    /// Times [`evict_all`](Self::evict_all) emptied the operator.
+    pub fn evictions(&self) -> u64 {
+        self.flink_state.as_ref().map_or(0, |s| s.evictions)
+    }
+}
