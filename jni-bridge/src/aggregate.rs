@@ -128,6 +128,15 @@ pub unsafe fn process_message(
     out_array: i64,
     out_schema: i64,
 ) -> BridgeResult<bool> {
+    let rows = message_rows(message, from, to)?;
+    let output = OPERATORS.with(handle, |op| Ok(op.process(&rows)?))?;
+    // SAFETY: our caller guarantees `export_batch`'s contract, hence
+    // `emit`'s, for the output addresses.
+    unsafe { emit(output, out_array, out_schema) }
+}
+
+/// Rows `from..to` of the batch a columnar-exchange message carries.
+fn message_rows(message: &[u8], from: usize, to: usize) -> BridgeResult<RecordBatch> {
     let batch = exchange::decode(message)?;
     if from > to || to > batch.num_rows() {
         return Err(BridgeError::Ffi(format!(
@@ -135,11 +144,7 @@ pub unsafe fn process_message(
             batch.num_rows()
         )));
     }
-    let rows = batch.slice(from, to - from);
-    let output = OPERATORS.with(handle, |op| Ok(op.process(&rows)?))?;
-    // SAFETY: our caller guarantees `export_batch`'s contract, hence
-    // `emit`'s, for the output addresses.
-    unsafe { emit(output, out_array, out_schema) }
+    Ok(batch.slice(from, to - from))
 }
 
 /// Finishes the open bundle; writes its changelog (or partials) like
@@ -255,6 +260,83 @@ pub unsafe fn load_state(handle: u64, in_array: i64, in_schema: i64) -> BridgeRe
     OPERATORS.with(handle, |op| {
         Ok(op.group("state load")?.load_state(&batch)?)
     })
+}
+
+/// Keeps the batch exported at `in_array`/`in_schema` for
+/// [`process_pending`] and writes the keys of the groups it touches that
+/// the operator does not hold to the output structs
+/// (`GroupAggOperator::probe`); returns false when it holds them all.
+///
+/// # Safety
+/// `in_array`/`in_schema` must meet [`import_batch`]'s contract, and
+/// `out_array`/`out_schema` [`export_batch`]'s whenever keys are missing.
+pub unsafe fn probe(
+    handle: u64,
+    in_array: i64,
+    in_schema: i64,
+    out_array: i64,
+    out_schema: i64,
+) -> BridgeResult<bool> {
+    // SAFETY: our caller guarantees `import_batch`'s contract.
+    let batch = unsafe { import_batch(in_array, in_schema) }?;
+    let missing = OPERATORS.with(handle, |op| Ok(op.group("cache probe")?.probe(batch)?))?;
+    // SAFETY: our caller guarantees `export_batch`'s contract, hence
+    // `emit`'s, for the output addresses.
+    unsafe { emit(missing, out_array, out_schema) }
+}
+
+/// [`probe`] for rows `from..to` of a columnar-exchange message.
+///
+/// # Safety
+/// `out_array`/`out_schema` must meet [`export_batch`]'s contract whenever
+/// keys are missing.
+pub unsafe fn probe_message(
+    handle: u64,
+    message: &[u8],
+    from: usize,
+    to: usize,
+    out_array: i64,
+    out_schema: i64,
+) -> BridgeResult<bool> {
+    let rows = message_rows(message, from, to)?;
+    let missing = OPERATORS.with(handle, |op| Ok(op.group("cache probe")?.probe(rows)?))?;
+    // SAFETY: our caller guarantees `export_batch`'s contract, hence
+    // `emit`'s, for the output addresses.
+    unsafe { emit(missing, out_array, out_schema) }
+}
+
+/// Folds the batch [`probe`] kept; writes what immediate mode emits like
+/// [`process`].
+///
+/// # Safety
+/// As [`process`]'s output addresses.
+pub unsafe fn process_pending(handle: u64, out_array: i64, out_schema: i64) -> BridgeResult<bool> {
+    let output = OPERATORS.with(handle, |op| {
+        Ok(op.group("cache probe")?.process_pending()?)
+    })?;
+    // SAFETY: our caller guarantees `export_batch`'s contract, hence
+    // `emit`'s, for the output addresses.
+    unsafe { emit(output, out_array, out_schema) }
+}
+
+/// Whether the operator should be emptied into the state backend
+/// (`GroupAggOperator::should_evict`).
+pub fn should_evict(handle: u64, batch_rows: usize) -> BridgeResult<bool> {
+    OPERATORS.with(handle, |op| Ok(op.group("cache")?.should_evict(batch_rows)))
+}
+
+/// Empties the operator; writes every changed group's change row to the
+/// output structs (`GroupAggOperator::evict_all`); returns false when none
+/// changed.
+///
+/// # Safety
+/// `out_array`/`out_schema` must meet [`export_batch`]'s contract whenever
+/// there are changes.
+pub unsafe fn evict_all(handle: u64, out_array: i64, out_schema: i64) -> BridgeResult<bool> {
+    let changes = OPERATORS.with(handle, |op| Ok(op.group("cache")?.evict_all()?))?;
+    // SAFETY: our caller guarantees `export_batch`'s contract, hence
+    // `emit`'s, for the output addresses.
+    unsafe { emit(changes, out_array, out_schema) }
 }
 
 /// Sets the processing time (ms) state TTL is judged by.

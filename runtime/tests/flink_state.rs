@@ -349,7 +349,7 @@ fn probe_names_only_the_groups_the_operator_does_not_hold() {
         ))
         .unwrap()
         .unwrap();
-    assert_eq!(keys.num_columns(), 1);
+    assert_eq!(keys.num_columns(), 2, "the key and $row_kind");
     let keys = keys
         .column(0)
         .as_any()

@@ -15,7 +15,9 @@
 //!   backend and empties the operator, so the budget bounds the cache
 //!   instead of the state.
 
-use arrow_array::{RecordBatch, UInt32Array};
+use std::sync::Arc;
+
+use arrow_array::{Int8Array, RecordBatch, UInt32Array};
 use arrow_select::take::take;
 
 use super::{input, GroupAggOperator};
@@ -24,9 +26,9 @@ use crate::memory::MemoryBudget;
 
 impl GroupAggOperator {
     /// Keeps `batch` for [`process_pending`](Self::process_pending) and
-    /// returns the keys (one row each, the change batch's key columns) of
-    /// the groups it touches that the operator does not hold, or `None`
-    /// when it holds them all. Changes no state.
+    /// returns the keys (one row each: the change batch's key columns and
+    /// `$row_kind`, all `+I`) of the groups it touches that the operator
+    /// does not hold, or `None` when it holds them all. Changes no state.
     pub fn probe(&mut self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
         self.check_not_failed()?;
         let Some(state) = &self.flink_state else {
@@ -62,11 +64,13 @@ impl GroupAggOperator {
         if first_rows.is_empty() {
             return Ok(None);
         }
+        let missing = first_rows.len();
         let at = UInt32Array::from(first_rows);
-        let columns = keys
+        let mut columns = keys
             .iter()
             .map(|c| take(c.as_ref(), &at, None))
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        columns.push(Arc::new(Int8Array::from(vec![0i8; missing])));
         Ok(Some(RecordBatch::try_new(key_schema, columns)?))
     }
 

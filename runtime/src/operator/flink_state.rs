@@ -64,9 +64,13 @@ impl FlinkState {
         self.dropped.clear();
     }
 
-    /// The schema of the key columns of a change batch.
+    /// The schema of a batch of keys: a change batch's key columns and its
+    /// `$row_kind`.
     pub(super) fn key_schema(&self, keys: usize) -> SchemaRef {
-        Arc::new(Schema::new(self.schema.fields()[..keys].to_vec()))
+        let fields = self.schema.fields();
+        let mut kept = fields[..keys].to_vec();
+        kept.push(fields[fields.len() - 1].clone());
+        Arc::new(Schema::new(kept))
     }
 
     /// Bytes the bookkeeping holds.

@@ -193,6 +193,89 @@ public final class ArrowAggregate implements AutoCloseable {
         }
     }
 
+    /**
+     * Keeps {@code batch} (not modified) for {@link #processPending} and returns the keys of the
+     * groups it touches that the native cache does not hold (the caller closes the root), or
+     * null when it holds them all.
+     */
+    public VectorSchemaRoot probe(VectorSchemaRoot batch) {
+        checkOpen();
+        Data.exportVectorSchemaRoot(allocator, batch, null, inArray, inSchema);
+        boolean missing;
+        long start = System.nanoTime();
+        try {
+            missing =
+                    NativeAggregate.probe(
+                            handle,
+                            inArray.memoryAddress(),
+                            inSchema.memoryAddress(),
+                            outArray.memoryAddress(),
+                            outSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+            inArray.release();
+            inSchema.release();
+        }
+        return missing ? importOutput() : null;
+    }
+
+    /** {@link #probe} for rows {@code fromRow..toRow} of a columnar-exchange message. */
+    public VectorSchemaRoot probeMessage(byte[] message, int fromRow, int toRow) {
+        checkOpen();
+        boolean missing;
+        long start = System.nanoTime();
+        try {
+            missing =
+                    NativeAggregate.probeMessage(
+                            handle,
+                            message,
+                            fromRow,
+                            toRow,
+                            outArray.memoryAddress(),
+                            outSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+        return missing ? importOutput() : null;
+    }
+
+    /** Folds the batch {@link #probe} kept; returns what {@link #process} would. */
+    public VectorSchemaRoot processPending() {
+        checkOpen();
+        boolean emitted;
+        long start = System.nanoTime();
+        try {
+            emitted =
+                    NativeAggregate.processPending(
+                            handle, outArray.memoryAddress(), outSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+        return emitted ? importOutput() : null;
+    }
+
+    /** See {@link NativeAggregate#shouldEvict}. */
+    public boolean shouldEvict(int batchRows) {
+        checkOpen();
+        return NativeAggregate.shouldEvict(handle, batchRows);
+    }
+
+    /**
+     * Empties the native cache; returns every changed group's change row, which the caller must
+     * write to the state backend (and close), or null when none changed.
+     */
+    public VectorSchemaRoot evictAll() {
+        checkOpen();
+        boolean changed;
+        long start = System.nanoTime();
+        try {
+            changed = NativeAggregate.evictAll(handle, outArray.memoryAddress(), outSchema.memoryAddress());
+        } finally {
+            nativeNanos += System.nanoTime() - start;
+        }
+        return changed ? importOutput() : null;
+    }
+
     /** See {@link NativeAggregate#snapshot}. */
     public byte[][] snapshot() {
         checkOpen();

@@ -187,4 +187,31 @@ public final class NativeAggregate {
      * when every row starts a new group.
      */
     public static native long minimumBudget(String planJson, int batchRows);
+
+    /**
+     * Keeps the batch at {@code inArray}/{@code inSchema} for {@link #processPending} and writes
+     * the keys of the groups it touches that the operator does not hold to {@code
+     * outArray}/{@code outSchema}; false when it holds them all (state bound to Flink's layout).
+     */
+    static native boolean probe(
+            long handle, long inArray, long inSchema, long outArray, long outSchema);
+
+    /** {@link #probe} for rows {@code fromRow..toRow} of a columnar-exchange message. */
+    static native boolean probeMessage(
+            long handle, byte[] message, int fromRow, int toRow, long outArray, long outSchema);
+
+    /** Folds the batch {@link #probe} kept, emitting like {@link #process}. */
+    static native boolean processPending(long handle, long outArray, long outSchema);
+
+    /**
+     * Whether the operator should be emptied into the state backend before the next batch of up
+     * to {@code batchRows} rows (its budget is nearly used; never while a bundle is open).
+     */
+    static native boolean shouldEvict(long handle, int batchRows);
+
+    /**
+     * Empties the operator, writing every group changed since the last write-back as one change
+     * batch to {@code outArray}/{@code outSchema} (false when none changed).
+     */
+    static native boolean evictAll(long handle, long outArray, long outSchema);
 }

@@ -87,7 +87,7 @@ public final class ColumnarGroupAggOperator extends NativeAggregateOperator<byte
         tick();
         VectorSchemaRoot out;
         try {
-            out = aggregate.processMessage(message, from, to);
+            out = processMessageRows(message, from, to);
         } catch (AggforgeNativeException e) {
             throw named(e);
         }

@@ -1,5 +1,7 @@
 package dev.aggforge.flink.operator;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -16,6 +18,7 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.data.utils.ProjectedRowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
@@ -37,10 +40,12 @@ import dev.aggforge.flink.nativelib.ArrowAggregate;
  * BinaryRowData}, with Flink's state TTL. So a savepoint moves between stock Flink and aggforge
  * both ways, and Flink's restore, rescale and incremental checkpoints apply unchanged.
  *
- * <p>The native groups are a write-back copy: {@link #writeBack} writes the groups that changed
- * since the last checkpoint (the runtime marks them) before the backend snapshots, and {@link
- * #loadAll} reads this subtask's groups from the backend at a restore, in batches of one crossing
- * each.
+ * <p>Native memory is a write-back cache over it: {@link #writeBack} writes the groups that
+ * changed since the last checkpoint (the runtime marks them) before the backend snapshots; once
+ * the backend may hold groups the cache does not (after a restore or an eviction), {@link
+ * #process} first asks the runtime which groups a batch needs and reads them from the backend
+ * (one crossing each way per batch); {@link #evictIfNeeded} empties the cache into the backend
+ * when the memory budget is nearly used.
  */
 final class FlinkGroupState {
 
@@ -58,12 +63,15 @@ final class FlinkGroupState {
     private final ProjectedRowData keyView;
     private final ProjectedRowData accView;
     private final ArrowToRowData changes;
+    private final ArrowToRowData keyReader;
+    private final BufferAllocator allocator;
 
     private FlinkGroupState(
             NativeOperatorSpec spec,
             KeyedStateStore store,
             KeyedStateBackend<?> backend,
-            Consumer<Object> setCurrentKey) {
+            Consumer<Object> setCurrentKey,
+            BufferAllocator allocator) {
         RowType keyType = spec.keyType();
         RowType accType = spec.accType();
         ValueStateDescriptor<RowData> descriptor =
@@ -88,6 +96,8 @@ final class FlinkGroupState {
         this.keyView = ProjectedRowData.from(range(0, keys));
         this.accView = ProjectedRowData.from(range(keys, fields.size()));
         this.changes = new ArrowToRowData(stateRow);
+        this.keyReader = new ArrowToRowData(keyType);
+        this.allocator = allocator;
     }
 
     /**
@@ -101,6 +111,7 @@ final class FlinkGroupState {
             KeyedStateStore store,
             KeyedStateBackend<?> backend,
             Consumer<Object> setCurrentKey,
+            BufferAllocator allocator,
             Consumer<String> refused) {
         if (spec.accType() == null || !spec.mode().keyed() || spec.mode().windowed()) {
             refused.accept("the plan names no Flink accumulator row");
@@ -119,7 +130,7 @@ final class FlinkGroupState {
             refused.accept(reason);
             return null;
         }
-        return new FlinkGroupState(spec, store, backend, setCurrentKey);
+        return new FlinkGroupState(spec, store, backend, setCurrentKey, allocator);
     }
 
     /** The state TTL in the plan ({@code state_ttl_ms}; 0: none). */
@@ -133,63 +144,114 @@ final class FlinkGroupState {
      * update, or a clear where the group's state is gone); returns the groups written.
      */
     long writeBack(ArrowAggregate aggregate) throws Exception {
-        long written = 0;
+        long written;
         try (VectorSchemaRoot root = aggregate.stateChanges()) {
             if (root == null) {
                 return 0;
             }
-            changes.bind(root);
-            for (int i = 0; i < changes.rowCount(); i++) {
-                RowData row = changes.read(i);
-                setCurrentKey.accept(keySerializer.toBinaryRow(keyView.replaceRow(row)).copy());
-                if (row.getRowKind() == RowKind.DELETE) {
-                    accState.clear();
-                } else {
-                    accState.update(accSerializer.toBinaryRow(accView.replaceRow(row)).copy());
-                }
-                written++;
-            }
+            written = write(root);
         }
         aggregate.stateChangesWritten();
         return written;
     }
 
+    /** Writes a change batch's rows (updates, and clears for -D rows) into the backend. */
+    private long write(VectorSchemaRoot root) throws IOException {
+        changes.bind(root);
+        for (int i = 0; i < changes.rowCount(); i++) {
+            RowData row = changes.read(i);
+            setCurrentKey.accept(keySerializer.toBinaryRow(keyView.replaceRow(row)).copy());
+            if (row.getRowKind() == RowKind.DELETE) {
+                accState.clear();
+            } else {
+                accState.update(accSerializer.toBinaryRow(accView.replaceRow(row)).copy());
+            }
+        }
+        return changes.rowCount();
+    }
+
     /**
-     * Loads every group the backend holds for this subtask's key groups into {@code aggregate},
-     * {@code batchRows} groups per crossing; returns the groups loaded. Expired state (TTL) reads
-     * as absent and is skipped.
+     * Whether the backend may hold groups the native cache does not (after a restore or an
+     * eviction): then every batch first asks the runtime which of its groups to read.
      */
-    long loadAll(ArrowAggregate aggregate, BufferAllocator allocator, int batchRows)
-            throws Exception {
-        List<RowData> keys = new ArrayList<>();
-        try (Stream<?> stream = backend.getKeys(ACC_STATE, VoidNamespace.INSTANCE)) {
-            stream.forEach(key -> keys.add(keySerializer.copy((RowData) key)));
+    private boolean backendHoldsMore;
+
+    /**
+     * After a restore: the backend holds this subtask's groups (Flink restored them, rescaled or
+     * not), which batches read as they need them.
+     */
+    void restored() {
+        try (Stream<?> keys = backend.getKeys(ACC_STATE, VoidNamespace.INSTANCE)) {
+            backendHoldsMore |= keys.findAny().isPresent();
         }
-        if (keys.isEmpty()) {
-            return 0;
+    }
+
+    /** Folds {@code batch}, first reading the groups it needs from the backend if need be. */
+    VectorSchemaRoot process(ArrowAggregate aggregate, VectorSchemaRoot batch) {
+        if (!backendHoldsMore) {
+            return aggregate.process(batch);
         }
-        int[] all = range(0, stateRow.getFieldCount());
-        long loaded = 0;
-        JoinedRowData joined = new JoinedRowData();
-        try (RowDataToArrow rows = new RowDataToArrow(allocator, stateRow, all, false, batchRows)) {
-            for (RowData key : keys) {
+        load(aggregate, aggregate.probe(batch));
+        return aggregate.processPending();
+    }
+
+    /** {@link #process} for rows {@code from..to} of a columnar-exchange message. */
+    VectorSchemaRoot processMessage(ArrowAggregate aggregate, byte[] message, int from, int to) {
+        if (!backendHoldsMore) {
+            return aggregate.processMessage(message, from, to);
+        }
+        load(aggregate, aggregate.probeMessage(message, from, to));
+        return aggregate.processPending();
+    }
+
+    /**
+     * Empties the native cache into the backend when the budget is nearly used (no bundle
+     * open), so that the budget bounds the cache, not the state.
+     */
+    void evictIfNeeded(ArrowAggregate aggregate, int batchRows) {
+        if (!aggregate.shouldEvict(batchRows)) {
+            return;
+        }
+        try (VectorSchemaRoot root = aggregate.evictAll()) {
+            if (root != null) {
+                write(root);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("aggforge: writing evicted groups to the state backend", e);
+        }
+        backendHoldsMore = true;
+        NativeAggregateOperator.EVICTIONS.incrementAndGet();
+    }
+
+    /**
+     * Reads the groups of {@code keys} (closed here; null: none) from the backend and hands those
+     * it holds to the runtime, in one crossing.
+     */
+    private void load(ArrowAggregate aggregate, VectorSchemaRoot keys) {
+        if (keys == null) {
+            return;
+        }
+        try (keys;
+                RowDataToArrow rows =
+                        new RowDataToArrow(
+                                allocator, stateRow, range(0, stateRow.getFieldCount()), false, keys.getRowCount())) {
+            keyReader.bind(keys);
+            JoinedRowData joined = new JoinedRowData();
+            for (int i = 0; i < keyReader.rowCount(); i++) {
+                BinaryRowData key = keySerializer.toBinaryRow(keyReader.read(i)).copy();
                 setCurrentKey.accept(key);
                 RowData acc = accState.value();
-                if (acc == null) {
-                    continue;
-                }
-                rows.append(joined.replace(key, acc));
-                loaded++;
-                if (rows.rowCount() >= batchRows) {
-                    aggregate.loadState(rows.finish());
-                    rows.reset();
+                if (acc != null) {
+                    rows.append(joined.replace(key, acc));
                 }
             }
             if (rows.rowCount() > 0) {
                 aggregate.loadState(rows.finish());
+                NativeAggregateOperator.FLINK_LAYOUT_LOADED.addAndGet(rows.rowCount());
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException("aggforge: reading groups from the state backend", e);
         }
-        return loaded;
     }
 
     private static int[] range(int from, int to) {

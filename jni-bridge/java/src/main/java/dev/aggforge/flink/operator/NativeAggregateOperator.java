@@ -79,8 +79,11 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     /** Native operators initialized in this JVM that keep their state in Flink's layout. */
     public static final AtomicLong FLINK_LAYOUT = new AtomicLong();
 
-    /** Groups native operators in this JVM loaded from state in Flink's layout at a restore. */
+    /** Groups native operators in this JVM read from state in Flink's layout. */
     public static final AtomicLong FLINK_LAYOUT_LOADED = new AtomicLong();
+
+    /** Times native operators in this JVM emptied their cache into the state backend. */
+    public static final AtomicLong EVICTIONS = new AtomicLong();
 
     /**
      * Native operators opened in this JVM whose calls fold in a JIT-compiled loop (tests check
@@ -246,6 +249,7 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
                                 context.getKeyedStateStore(),
                                 getKeyedStateBackend(),
                                 this::setCurrentKey,
+                                allocator,
                                 reason -> refusal[0] = reason);
         LOG.info(
                 "{}: state {}",
@@ -264,11 +268,8 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
             return;
         }
         if (flinkState != null) {
-            // Restored state counts as written now (state TTL).
-            aggregate.setTime(getProcessingTimeService().getCurrentProcessingTime());
-            long loaded = flinkState.loadAll(aggregate, allocator, spec.batchSize());
-            FLINK_LAYOUT_LOADED.addAndGet(loaded);
-            LOG.info("{}: loaded {} groups", getOperatorConfig().getOperatorName(), loaded);
+            // Groups are read as batches need them; they count as written when read (state TTL).
+            flinkState.restored();
         }
         Map<Integer, byte[]> payloads = new HashMap<>();
         for (KeyGroupStatePartitionStreamProvider provider : context.getRawKeyedStateInputs()) {
@@ -337,8 +338,32 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         metrics.batchIn(rows);
         emit(out);
         aggregate.throwIfFailed();
+        evictIfNeeded();
         publishMetrics(false);
         scheduleWindowTimer();
+    }
+
+    /**
+     * Folds an input batch (the caller still owns it): through the cache over the state backend
+     * when the state is in Flink's layout.
+     */
+    protected final VectorSchemaRoot processBatch(VectorSchemaRoot batch) {
+        return flinkState != null ? flinkState.process(aggregate, batch) : aggregate.process(batch);
+    }
+
+    /** {@link #processBatch} for rows {@code from..to} of a columnar-exchange message. */
+    protected final VectorSchemaRoot processMessageRows(byte[] message, int from, int to) {
+        return flinkState != null
+                ? flinkState.processMessage(aggregate, message, from, to)
+                : aggregate.processMessage(message, from, to);
+    }
+
+    /** Empties the native cache into the state backend when its budget is nearly used. */
+    private void evictIfNeeded() {
+        if (flinkState == null) {
+            return;
+        }
+        flinkState.evictIfNeeded(aggregate, spec.batchSize());
     }
 
     /**
@@ -419,6 +444,7 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
             }
             aggregate.throwIfFailed();
             bundleCount = 0;
+            evictIfNeeded();
             publishMetrics(false);
         }
     }

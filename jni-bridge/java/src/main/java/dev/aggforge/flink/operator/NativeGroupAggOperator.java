@@ -92,7 +92,7 @@ public final class NativeGroupAggOperator<OUT> extends NativeAggregateOperator<R
         }
         VectorSchemaRoot out;
         try {
-            out = aggregate.process(transposer.finish());
+            out = processBatch(transposer.finish());
         } catch (AggforgeNativeException e) {
             throw named(e);
         }

@@ -227,7 +227,7 @@ class SavepointSwitchTest {
         }
     }
 
-    private static boolean rocksDbOnClasspath() {
+    static boolean rocksDbOnClasspath() {
         try {
             Class.forName("org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend");
             return true;
