@@ -373,3 +373,34 @@ fn probe_names_only_the_groups_the_operator_does_not_hold() {
         "the pending batch was consumed"
     );
 }
+
+#[test]
+fn write_times_travel_with_the_state_so_ttl_expires_as_in_flink() {
+    let plan = || {
+        let mut p = sum_avg_plan(Emission::Immediate);
+        p.state_ttl_ms = 1_000;
+        p
+    };
+    let mut op = GroupAggOperator::new(plan()).unwrap();
+    op.bind_flink_state(&flink_acc_types()).unwrap();
+    op.set_time(0).unwrap();
+    op.process(&kind_rows(&[(I, 1, Some(5))], true)).unwrap();
+    op.set_time(600).unwrap();
+    op.process(&kind_rows(&[(I, 2, Some(7))], true)).unwrap();
+    // Evicted at 700: the backend gets each group's write time.
+    op.set_time(700).unwrap();
+    let mut backend = Backend::default();
+    let changes = op.evict_all().unwrap().unwrap();
+    assert!(changes.schema().index_of("$written").is_ok());
+    backend.write(Some(changes));
+    // At 1,200 key 1 (written at 0) has expired, key 2 (written at 600) has not.
+    op.set_time(1_200).unwrap();
+    let batch = kind_rows(&[(I, 1, Some(1)), (I, 2, Some(1))], true);
+    if let Some(keys) = op.probe(batch).unwrap() {
+        op.load_state(&backend.read(&keys).unwrap()).unwrap();
+    }
+    assert_eq!(
+        opt_rows(op.process_pending().unwrap()),
+        strs(&["+I[1, 1, 1]", "-U[2, 7, 7]", "+U[2, 8, 4]"])
+    );
+}

@@ -11,11 +11,13 @@
 //!
 //! A change batch: the key columns, every accumulator's partial columns
 //! (the plan's calls, then the inserted record counter, as Flink orders
-//! its accumulators), then the Int8 `$row_kind`.
+//! its accumulators), with a state TTL the Int64 [`WRITTEN_COLUMN`] (when
+//! the group's state was last written, ms: Flink's TTL timestamp), then
+//! the Int8 `$row_kind`.
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int8Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use arrow_select::concat::concat_batches;
 
@@ -23,6 +25,10 @@ use super::GroupAggOperator;
 use crate::error::{AggError, Result};
 use crate::plan::arrow_type;
 use crate::types::{Phase, SqlType, ROW_KIND_COLUMN};
+
+/// With a state TTL, the change batch column of each group's last write
+/// time (ms), which Flink's TTL state keeps beside the value.
+pub const WRITTEN_COLUMN: &str = "$written";
 
 /// `$row_kind` of a group whose state is written (Flink's +I).
 const UPSERT: i8 = 0;
@@ -44,6 +50,8 @@ pub(super) struct FlinkState {
     pub(super) pending: Option<RecordBatch>,
     /// Times the cache was emptied into the state backend.
     pub(super) evictions: u64,
+    /// Whether change batches carry [`WRITTEN_COLUMN`] (a state TTL).
+    ttl: bool,
 }
 
 impl FlinkState {
@@ -135,6 +143,10 @@ impl GroupAggOperator {
                 .enumerate()
                 .map(|(i, t)| Field::new(format!("acc{i}"), t, true)),
         );
+        let ttl = self.ttl_ms().is_some();
+        if ttl {
+            fields.push(Field::new(WRITTEN_COLUMN, DataType::Int64, false));
+        }
         fields.push(Field::new(ROW_KIND_COLUMN, DataType::Int8, false));
         self.flink_state = Some(FlinkState {
             schema: Arc::new(Schema::new(fields)),
@@ -142,6 +154,7 @@ impl GroupAggOperator {
             dropped: Vec::new(),
             pending: None,
             evictions: 0,
+            ttl,
         });
         Ok(())
     }
@@ -196,6 +209,9 @@ impl GroupAggOperator {
                 })
             })
             .collect();
+        if state.ttl {
+            columns.push(self.write_times(&groups));
+        }
         columns.push(Arc::new(kinds));
         let changed = RecordBatch::try_new(state.schema.clone(), columns)?;
         if state.dropped.is_empty() {
@@ -215,10 +231,10 @@ impl GroupAggOperator {
     }
 
     /// Takes accumulator rows read from Flink's state backend as the
-    /// state of their groups: the key columns then the accumulator
-    /// columns, as in a change batch (a trailing `$row_kind` is ignored).
-    /// Every key must be new to the operator. On any error nothing is
-    /// loaded.
+    /// state of their groups: the key columns, the accumulator columns and,
+    /// with a state TTL, [`WRITTEN_COLUMN`] (each group's write time), as
+    /// in a change batch (a trailing `$row_kind` is ignored). Every key
+    /// must be new to the operator. On any error nothing is loaded.
     pub fn load_state(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_not_failed()?;
         let Some(state) = &self.flink_state else {
@@ -261,7 +277,9 @@ impl GroupAggOperator {
                 "state rows hold a key twice, or a key the operator already holds".into(),
             ));
         }
-        let state_columns: Vec<ArrayRef> = columns[nkeys..expected.len()].to_vec();
+        let acc_end = expected.len() - usize::from(state.ttl);
+        let written = state.ttl.then(|| columns[acc_end].clone());
+        let state_columns: Vec<ArrayRef> = columns[nkeys..acc_end].to_vec();
         let table_growth = self.table.memory_bytes().saturating_sub(table_bytes);
         let bytes = table_growth + self.growth_bound(rows, 0, std::slice::from_ref(&state_columns));
         if let Err(e) = self.reserve(bytes, table_growth) {
@@ -278,8 +296,25 @@ impl GroupAggOperator {
         for &g in &ids {
             self.live.set(g as usize);
         }
-        self.record_write(&ids);
+        match written
+            .as_ref()
+            .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+        {
+            Some(times) => self.record_write_at(&ids, times.values()),
+            None => self.record_write(&ids),
+        }
         Ok(())
+    }
+
+    /// The listed groups' last write times (ms) as a change batch column.
+    fn write_times(&self, groups: &[u32]) -> ArrayRef {
+        let written = &self.retention.written;
+        let now = self.retention.now_ms;
+        Arc::new(Int64Array::from_iter_values(
+            groups
+                .iter()
+                .map(|&g| written.get(g as usize).copied().unwrap_or(now)),
+        ))
     }
 
     /// Before a table rebuild: keeps the keys of cleared groups whose
@@ -297,6 +332,9 @@ impl GroupAggOperator {
         let mut columns = self.table.keys(&gone)?;
         for acc in &self.accs {
             columns.extend(acc.partials(&gone)?);
+        }
+        if state.ttl {
+            columns.push(self.write_times(&gone));
         }
         columns.push(Arc::new(Int8Array::from(vec![DELETE; gone.len()])));
         let batch = RecordBatch::try_new(state.schema.clone(), columns)?;

@@ -10,7 +10,8 @@
 //! Time comes from the caller ([`GroupAggOperator::set_time`], the Flink
 //! operator's processing time at each batch hand-over and bundle flush),
 //! so expiry is decided per batch, not per row. Write times are not part of
-//! snapshots: restored state counts as written at restore.
+//! aggforge's snapshots (restored state counts as written at restore); in
+//! Flink's layout they travel with the state (`flink_state.rs`).
 
 use super::GroupAggOperator;
 use crate::error::Result;
@@ -34,7 +35,7 @@ pub(super) struct Retention {
 const MIN_COMPACTION: usize = 4096;
 
 impl GroupAggOperator {
-    fn ttl_ms(&self) -> Option<i64> {
+    pub(super) fn ttl_ms(&self) -> Option<i64> {
         (self.plan.state_ttl_ms > 0 && self.plan.phase != Phase::Local)
             .then(|| i64::try_from(self.plan.state_ttl_ms).unwrap_or(i64::MAX))
     }
@@ -100,6 +101,22 @@ impl GroupAggOperator {
         }
         for &g in groups {
             written[g as usize] = now;
+        }
+    }
+
+    /// Records the listed groups' write times (`at[i]` for `groups[i]`, ms),
+    /// as read with their state from Flink's TTL state.
+    pub(super) fn record_write_at(&mut self, groups: &[u32], at: &[i64]) {
+        if self.ttl_ms().is_none() {
+            return;
+        }
+        let now = self.retention.now_ms;
+        let written = &mut self.retention.written;
+        if written.len() < self.live.len() {
+            written.resize(self.live.len(), now);
+        }
+        for (&g, &t) in groups.iter().zip(at) {
+            written[g as usize] = t;
         }
     }
 

@@ -2,6 +2,7 @@ package dev.aggforge.flink.operator;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -17,6 +18,9 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.ttl.AbstractTtlDecorator;
+import org.apache.flink.runtime.state.ttl.TtlValue;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.utils.JoinedRowData;
@@ -24,6 +28,7 @@ import org.apache.flink.table.data.utils.ProjectedRowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.runtime.util.StateConfigUtil;
+import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
@@ -65,6 +70,15 @@ final class FlinkGroupState {
     private final ArrowToRowData changes;
     private final ArrowToRowData keyReader;
     private final BufferAllocator allocator;
+    /** The state TTL in ms, 0: none. */
+    private final long ttlMs;
+    /**
+     * With a state TTL, the values under Flink's TTL wrapper, each with its write time (Flink's
+     * {@code TtlValue}): read and written so that write times travel with the state as in Flink.
+     */
+    private final ValueState<TtlValue<RowData>> timedState;
+    /** With a state TTL, the change batch's write-time field. */
+    private final int writtenField;
 
     private FlinkGroupState(
             NativeOperatorSpec spec,
@@ -77,24 +91,31 @@ final class FlinkGroupState {
         ValueStateDescriptor<RowData> descriptor =
                 new ValueStateDescriptor<>(
                         ACC_STATE, InternalTypeInfo.ofFields(accType.getChildren().toArray(new LogicalType[0])));
-        long ttl = stateTtlMs(spec.planJson());
-        StateTtlConfig ttlConfig = StateConfigUtil.createTtlConfig(ttl);
+        this.ttlMs = stateTtlMs(spec.planJson());
+        StateTtlConfig ttlConfig = StateConfigUtil.createTtlConfig(ttlMs);
         if (ttlConfig.isEnabled()) {
             descriptor.enableTimeToLive(ttlConfig);
         }
         this.accState = store.getState(descriptor);
+        this.timedState = ttlConfig.isEnabled() ? timedValues(accState) : null;
         this.backend = backend;
         this.setCurrentKey = setCurrentKey;
         List<LogicalType> fields = new ArrayList<>(keyType.getChildren());
         fields.addAll(accType.getChildren());
         List<String> names = new ArrayList<>(keyType.getFieldNames());
         names.addAll(accType.getFieldNames());
-        this.stateRow = RowType.of(fields.toArray(new LogicalType[0]), names.toArray(new String[0]));
-        this.keySerializer = new RowDataSerializer(keyType);
-        this.accSerializer = new RowDataSerializer(accType);
         int keys = keyType.getFieldCount();
         this.keyView = ProjectedRowData.from(range(0, keys));
         this.accView = ProjectedRowData.from(range(keys, fields.size()));
+        this.writtenField = fields.size();
+        if (timedState != null) {
+            // The runtime's WRITTEN_COLUMN.
+            fields.add(new BigIntType(false));
+            names.add("$written");
+        }
+        this.stateRow = RowType.of(fields.toArray(new LogicalType[0]), names.toArray(new String[0]));
+        this.keySerializer = new RowDataSerializer(keyType);
+        this.accSerializer = new RowDataSerializer(accType);
         this.changes = new ArrowToRowData(stateRow);
         this.keyReader = new ArrowToRowData(keyType);
         this.allocator = allocator;
@@ -149,22 +170,34 @@ final class FlinkGroupState {
             if (root == null) {
                 return 0;
             }
-            written = write(root);
+            written = write(root, true);
         }
         aggregate.stateChangesWritten();
         return written;
     }
 
-    /** Writes a change batch's rows (updates, and clears for -D rows) into the backend. */
-    private long write(VectorSchemaRoot root) throws IOException {
+    /**
+     * Writes a change batch's rows (updates, and clears for -D rows) into the backend; {@code
+     * checkpoint}: a checkpoint's write-back (where tests inject failures).
+     */
+    private long write(VectorSchemaRoot root, boolean checkpoint) throws IOException {
         changes.bind(root);
+        int failAt = checkpoint && changes.rowCount() >= 2 && injectFailure() ? changes.rowCount() / 2 : -1;
         for (int i = 0; i < changes.rowCount(); i++) {
+            if (i == failAt) {
+                throw new IOException("injected write-back failure after " + i + " groups");
+            }
             RowData row = changes.read(i);
             setCurrentKey.accept(keySerializer.toBinaryRow(keyView.replaceRow(row)).copy());
             if (row.getRowKind() == RowKind.DELETE) {
                 accState.clear();
             } else {
-                accState.update(accSerializer.toBinaryRow(accView.replaceRow(row)).copy());
+                RowData acc = accSerializer.toBinaryRow(accView.replaceRow(row)).copy();
+                if (timedState != null) {
+                    timedState.update(new TtlValue<>(acc, row.getLong(writtenField)));
+                } else {
+                    accState.update(acc);
+                }
             }
         }
         return changes.rowCount();
@@ -214,7 +247,7 @@ final class FlinkGroupState {
         }
         try (VectorSchemaRoot root = aggregate.evictAll()) {
             if (root != null) {
-                write(root);
+                write(root, false);
             }
         } catch (IOException e) {
             throw new UncheckedIOException("aggforge: writing evicted groups to the state backend", e);
@@ -237,10 +270,11 @@ final class FlinkGroupState {
                                 allocator, stateRow, range(0, stateRow.getFieldCount()), false, keys.getRowCount())) {
             keyReader.bind(keys);
             JoinedRowData joined = new JoinedRowData();
+            long now = System.currentTimeMillis();
             for (int i = 0; i < keyReader.rowCount(); i++) {
                 BinaryRowData key = keySerializer.toBinaryRow(keyReader.read(i)).copy();
                 setCurrentKey.accept(key);
-                RowData acc = accState.value();
+                RowData acc = timedState != null ? unexpired(timedState.value(), now) : accState.value();
                 if (acc != null) {
                     rows.append(joined.replace(key, acc));
                 }
@@ -252,6 +286,69 @@ final class FlinkGroupState {
         } catch (IOException e) {
             throw new UncheckedIOException("aggforge: reading groups from the state backend", e);
         }
+    }
+
+    /**
+     * A TTL value's state with its write time appended (the change batch's {@code $written}), or
+     * null when absent or expired at {@code now} (Flink's NeverReturnExpired, by the same
+     * processing-time clock Flink's TTL reads).
+     */
+    private RowData unexpired(TtlValue<RowData> value, long now) {
+        if (value == null || value.getUserValue() == null) {
+            return null;
+        }
+        long written = value.getLastAccessTimestamp();
+        long expiresAt = written > Long.MAX_VALUE - ttlMs ? Long.MAX_VALUE : written + ttlMs;
+        if (expiresAt <= now) {
+            return null;
+        }
+        return new JoinedRowData(value.getUserValue(), GenericRowData.of(written));
+    }
+
+    /**
+     * The state under Flink's TTL decorator of {@code state} (past any metrics-tracking wrapper):
+     * Flink offers no API to read or write a TTL value's time, which Flink's layout holds.
+     */
+    @SuppressWarnings("unchecked")
+    private static ValueState<TtlValue<RowData>> timedValues(ValueState<RowData> state) {
+        Object current = state;
+        for (int depth = 0; depth < 8 && current != null; depth++) {
+            Field original = originalField(current.getClass());
+            if (original == null) {
+                break;
+            }
+            try {
+                original.setAccessible(true);
+                Object inner = original.get(current);
+                if (AbstractTtlDecorator.class.isAssignableFrom(original.getDeclaringClass())) {
+                    return (ValueState<TtlValue<RowData>>) inner;
+                }
+                current = inner;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "aggforge: cannot reach the values under Flink's TTL state " + state.getClass(), e);
+            }
+        }
+        throw new IllegalStateException(
+                "aggforge: Flink's TTL state " + state.getClass() + " has no TTL decorator to read");
+    }
+
+    private static Field originalField(Class<?> type) {
+        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+            try {
+                return c.getDeclaredField("original");
+            } catch (NoSuchFieldException e) {
+                // Look further up.
+            }
+        }
+        return null;
+    }
+
+    /** Whether this write-back is the one {@link NativeAggregateOperator#FAIL_WRITE_BACK} names. */
+    private static boolean injectFailure() {
+        return NativeAggregateOperator.FAIL_WRITE_BACK.get() > 0
+                && NativeAggregateOperator.FAIL_WRITE_BACK.decrementAndGet() == 0
+                && NativeAggregateOperator.FAIL_WRITE_BACK.compareAndSet(0, -1);
     }
 
     private static int[] range(int from, int to) {

@@ -86,6 +86,13 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
     public static final AtomicLong EVICTIONS = new AtomicLong();
 
     /**
+     * Fault injection for tests: when set to n > 0, the n-th checkpoint write-back (of two or more
+     * groups) of state in Flink's layout from now on fails after writing half of its groups. Off
+     * (-1) again once it failed.
+     */
+    public static final AtomicLong FAIL_WRITE_BACK = new AtomicLong(-1);
+
+    /**
      * Native operators opened in this JVM whose calls fold in a JIT-compiled loop (tests check
      * that {@code table.exec.aggforge.jit} took effect).
      */

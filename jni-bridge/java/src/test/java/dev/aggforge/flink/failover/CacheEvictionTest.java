@@ -92,6 +92,43 @@ class CacheEvictionTest {
         assertTrue(CheckpointedJob.materialize(stock).size() > 35_000, "one row per key");
     }
 
+    /**
+     * A checkpoint whose write-back fails half-way (injected, the third one) fails the job;
+     * it restarts from the previous checkpoint, whose state the partial write did not touch, and
+     * ends with stock Flink's table, evicting into the backend all along.
+     */
+    @org.junit.jupiter.api.Test
+    void aWriteBackThatFailsLeavesThePreviousCheckpointIntact() throws Exception {
+        String backend = SavepointSwitchTest.rocksDbOnClasspath() ? "rocksdb" : "hashmap";
+        RunOptions options = RunOptions.defaults().withParallelism(1);
+        List<String> expected = CheckpointedJob.materialize(run(options, backend));
+        long evictions = NativeAggregateOperator.EVICTIONS.get();
+        NativeAggregateOperator.FAIL_WRITE_BACK.set(3);
+        Running job =
+                CheckpointedJob.of(
+                                NativeFailoverTest.withAggforge(options)
+                                        .withConfig(AggforgeOptions.MEMORY_BUDGET.key(), "2mb"),
+                                SQL,
+                                T)
+                        .rowsPerSecond(60_000)
+                        .checkpointEvery(Duration.ofMillis(300))
+                        .restarts(3)
+                        .stateBackend(backend)
+                        .start();
+        try {
+            job.await(Duration.ofSeconds(120));
+            assertEquals(-1, NativeAggregateOperator.FAIL_WRITE_BACK.get(), "no write-back failed");
+            assertEquals(1, job.maxAttempt(), "the job restarted once");
+            assertTrue(job.restored() != null, "the job restored no checkpoint");
+            assertTrue(NativeAggregateOperator.EVICTIONS.get() > evictions, "no eviction");
+            NativeFailoverTest.assertSameTable(
+                    expected, CheckpointedJob.materialize(job.changelog()), "final table");
+        } finally {
+            NativeAggregateOperator.FAIL_WRITE_BACK.set(-1);
+            job.release();
+        }
+    }
+
     private static List<Row> run(RunOptions options, String backend) throws Exception {
         Running job =
                 CheckpointedJob.of(options, SQL, T)

@@ -198,6 +198,33 @@ class SavepointSwitchTest {
         }
     }
 
+    /**
+     * State TTL across the switch: groups are restored with their write times, so those idle for
+     * longer than the TTL when the job resumes have expired on aggforge as on stock Flink (and
+     * are not even read), and the resumed changelogs are equal.
+     */
+    @Test
+    void stateTtlKeepsEachGroupsWriteTimeAcrossTheSwitch(@TempDir Path savepoints) throws Exception {
+        RunOptions ttl = IMMEDIATE.withConfig("table.exec.state.ttl", "1 s");
+        Running first = CheckpointedJob.of(ttl, SQL, T).rowsPerSecond(RATE).start();
+        try {
+            first.awaitRows(ROWS / 5, Duration.ofSeconds(30));
+            String savepoint = first.stopWithSavepoint(savepoints.toUri().toString());
+            Thread.sleep(2_000);
+            List<Row> onStock = resume(ttl, SQL, "hashmap", 1, savepoint, false);
+            long loaded = NativeAggregateOperator.FLINK_LAYOUT_LOADED.get();
+            List<Row> onAggforge =
+                    resume(NativeFailoverTest.withAggforge(ttl), SQL, "hashmap", 1, savepoint, true);
+            assertEquals(
+                    loaded,
+                    NativeAggregateOperator.FLINK_LAYOUT_LOADED.get(),
+                    "groups read back although their state expired");
+            assertEquals(lines(onStock), lines(onAggforge), "changelog after the restore");
+        } finally {
+            first.release();
+        }
+    }
+
     /** Resumes {@code sql} from {@code savepoint} and runs it to the end; returns its changelog. */
     private static List<Row> resume(
             RunOptions options,

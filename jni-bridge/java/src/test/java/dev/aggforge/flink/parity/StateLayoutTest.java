@@ -61,7 +61,7 @@ class StateLayoutTest {
             value = {
                 "insert-only ; MIN(v0), MAX(v1), SUM(v1), SUM(v2), SUM(v3), AVG(v1), AVG(v3) ; true ; 2",
                 "insert-only ; COUNT(v0), COUNT(*), LISTAGG(v0), LISTAGG(v0, '|') ; true ; 2",
-                "insert-only ; STDDEV_POP(v2), VAR_SAMP(v1), MAX(DISTINCT v1) ; true ; 2",
+                "insert-only ; STDDEV_POP(v1), VAR_SAMP(v1), MAX(DISTINCT v1) ; true ; 2",
                 "insert-only ; COUNT(*) FILTER (WHERE v1 > 0), SUM(v1) FILTER (WHERE v1 > 0) ; true ; 2",
                 "insert-only ; FIRST_VALUE(v0) ; false ; 1",
                 "insert-only ; LAST_VALUE(v1) ; false ; 1",
