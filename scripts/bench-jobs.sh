@@ -38,6 +38,9 @@
 #   scripts/bench-jobs.sh -Dnative.skip            # library already built
 #   scripts/bench-jobs.sh -Dbench.objectReuse=true # pipeline.object-reuse for both engines (Flink default: off)
 #   scripts/bench-jobs.sh -Dbench.memoryBudget=2gb  # native state budget (default: the option's, 1 GiB)
+#   scripts/bench-jobs.sh -Dbench.stateBackend=rocksdb -Dbench.checkpointMs=10000  # both engines
+#   scripts/bench-jobs.sh -Dbench.uids=true         # table.exec.uid.generation=ALWAYS (both engines;
+#                                                   # the columnar exchange needs operator uids)
 #   scripts/bench-jobs.sh -Dbench.only=minmax-date-single \
 #       "-Dbench.jvmArgs=-XX:StartFlightRecording=filename=/tmp/job.jfr,settings=profile"
 set -euo pipefail

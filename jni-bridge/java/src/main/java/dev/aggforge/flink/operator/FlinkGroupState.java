@@ -18,7 +18,6 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.ttl.AbstractTtlDecorator;
 import org.apache.flink.runtime.state.ttl.TtlValue;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
@@ -56,6 +55,9 @@ final class FlinkGroupState {
 
     /** Flink's name of a group aggregate's accumulator state. */
     static final String ACC_STATE = "accState";
+
+    /** Flink's decorator of TTL state, whose {@code original} holds the {@code TtlValue}s. */
+    private static final String TTL_DECORATOR = "org.apache.flink.runtime.state.ttl.AbstractTtlDecorator";
 
     private static final Pattern STATE_TTL = Pattern.compile("\"state_ttl_ms\":(\\d+)");
 
@@ -320,7 +322,8 @@ final class FlinkGroupState {
             try {
                 original.setAccessible(true);
                 Object inner = original.get(current);
-                if (AbstractTtlDecorator.class.isAssignableFrom(original.getDeclaringClass())) {
+                // By name: the class is package-private on Flink 1.20.
+                if (original.getDeclaringClass().getName().equals(TTL_DECORATOR)) {
                     return (ValueState<TtlValue<RowData>>) inner;
                 }
                 current = inner;

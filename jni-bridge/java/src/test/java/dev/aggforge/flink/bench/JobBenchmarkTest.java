@@ -152,6 +152,20 @@ class JobBenchmarkTest {
                         .withConfig(
                                 "pipeline.object-reuse",
                                 Boolean.toString(Boolean.getBoolean("bench.objectReuse")));
+        // Both engines: the state backend (bench.stateBackend: hashmap, the default, or rocksdb),
+        // checkpoints (bench.checkpointMs), and operator uids (bench.uids=true:
+        // table.exec.uid.generation=ALWAYS, which the columnar exchange needs).
+        String backend = System.getProperty("bench.stateBackend");
+        if (backend != null) {
+            base = base.withConfig("state.backend.type", backend);
+        }
+        String checkpointMs = System.getProperty("bench.checkpointMs");
+        if (checkpointMs != null) {
+            base = base.withConfig("execution.checkpointing.interval", checkpointMs + " ms");
+        }
+        if (Boolean.getBoolean("bench.uids")) {
+            base = base.withConfig("table.exec.uid.generation", "ALWAYS");
+        }
         RunOptions single = base.withAggPhase("ONE_PHASE");
         RunOptions two =
                 base
