@@ -282,7 +282,7 @@ fn a_cache_emptied_into_the_backend_gives_the_changelog_of_unbounded_state() {
                     .map(|_| {
                         let r = next();
                         // Mostly inserts over 3,000 keys, some retractions.
-                        let kind = if r % 7 == 0 { D } else { I };
+                        let kind = if r.is_multiple_of(7) { D } else { I };
                         (kind, (r >> 8) as i32 % 3_000, Some((r >> 20) as i64 % 100))
                     })
                     .collect();

@@ -52,6 +52,10 @@ pub(super) struct FlinkState {
     pub(super) evictions: u64,
     /// Whether change batches carry [`WRITTEN_COLUMN`] (a state TTL).
     ttl: bool,
+    /// How many of the operator's accumulators are Flink's accumulators
+    /// (all, or none for a GROUP BY without calls: Flink keeps an empty
+    /// row, the runtime a hidden COUNT(*)).
+    stored: usize,
 }
 
 impl FlinkState {
@@ -122,8 +126,18 @@ impl GroupAggOperator {
         if !self.table.is_empty() {
             return refuse("the operator already holds groups".into());
         }
-        let ours: Vec<DataType> = self.accs.iter().flat_map(|a| a.partial_types()).collect();
         let flinks: Vec<DataType> = acc_types.iter().map(arrow_type).collect();
+        // A GROUP BY without calls: Flink's accumulator row is empty; the
+        // runtime's hidden COUNT(*) only marks the group as seen.
+        let stored = if self.plan.calls.is_empty() && flinks.is_empty() {
+            0
+        } else {
+            self.accs.len()
+        };
+        let ours: Vec<DataType> = self.accs[..stored]
+            .iter()
+            .flat_map(|a| a.partial_types())
+            .collect();
         let same = ours.len() == flinks.len()
             && ours.iter().zip(&flinks).all(|(a, b)| a.equals_datatype(b));
         if !same {
@@ -155,6 +169,7 @@ impl GroupAggOperator {
             pending: None,
             evictions: 0,
             ttl,
+            stored,
         });
         Ok(())
     }
@@ -196,7 +211,7 @@ impl GroupAggOperator {
             return Ok(None);
         }
         let mut columns = self.table.keys(&groups)?;
-        for acc in &self.accs {
+        for acc in &self.accs[..state.stored] {
             columns.extend(acc.partials(&groups)?);
         }
         let kinds: Int8Array = groups
@@ -278,6 +293,7 @@ impl GroupAggOperator {
             ));
         }
         let acc_end = expected.len() - usize::from(state.ttl);
+        let stored = state.stored;
         let written = state.ttl.then(|| columns[acc_end].clone());
         let state_columns: Vec<ArrayRef> = columns[nkeys..acc_end].to_vec();
         let table_growth = self.table.memory_bytes().saturating_sub(table_bytes);
@@ -288,7 +304,7 @@ impl GroupAggOperator {
         }
         self.grow_groups();
         let mut at = 0;
-        for acc in &mut self.accs {
+        for acc in self.accs.iter_mut().take(stored) {
             let width = acc.partial_types().len();
             acc.merge(&state_columns[at..at + width], &ids)?;
             at += width;
@@ -330,7 +346,7 @@ impl GroupAggOperator {
             return Ok(());
         }
         let mut columns = self.table.keys(&gone)?;
-        for acc in &self.accs {
+        for acc in &self.accs[..state.stored] {
             columns.extend(acc.partials(&gone)?);
         }
         if state.ttl {

@@ -76,6 +76,9 @@ class SavepointSwitchTest {
             "SELECT MOD(k, 7), COUNT(*), SUM(s), AVG(s), COUNT(m) FROM"
                     + " (SELECT k, SUM(v1) AS s, MAX(v0) AS m FROM t GROUP BY k) GROUP BY MOD(k, 7)";
 
+    /** A GROUP BY without calls: Flink's state is an empty row per key seen. */
+    private static final String DISTINCT_KEYS_SQL = "SELECT k FROM t GROUP BY k";
+
     private static final RunOptions IMMEDIATE = RunOptions.defaults().withParallelism(1);
 
     private static final RunOptions MINI_BATCH =
@@ -89,7 +92,7 @@ class SavepointSwitchTest {
 
     /**
      * @param mode IMMEDIATE, MINI_BATCH or TWO_PHASE
-     * @param query SQL or RETRACTING_SQL
+     * @param query SQL, RETRACTING_SQL or DISTINCT_KEYS_SQL
      * @param backend hashmap or rocksdb
      * @param nativeFirst whether the first job (the savepoint's) runs with aggforge
      * @param resumedParallelism the resumed jobs' parallelism
@@ -103,6 +106,7 @@ class SavepointSwitchTest {
         "MINI_BATCH, SQL, rocksdb, true, 1",
         "TWO_PHASE, SQL, hashmap, false, 1",
         "TWO_PHASE, RETRACTING_SQL, hashmap, true, 2",
+        "IMMEDIATE, DISTINCT_KEYS_SQL, hashmap, true, 1",
     })
     void savepointMovesBetweenStockFlinkAndAggforge(
             String mode,
@@ -118,7 +122,12 @@ class SavepointSwitchTest {
                 "the RocksDB state backend is not on the classpath (Flink 1.20: not on Maven Central)");
         RunOptions options =
                 mode.equals("IMMEDIATE") ? IMMEDIATE : mode.equals("MINI_BATCH") ? MINI_BATCH : TWO_PHASE;
-        String sql = query.equals("SQL") ? SQL : RETRACTING_SQL;
+        String sql =
+                switch (query) {
+                    case "SQL" -> SQL;
+                    case "RETRACTING_SQL" -> RETRACTING_SQL;
+                    default -> DISTINCT_KEYS_SQL;
+                };
         RunOptions aggforge = NativeFailoverTest.withAggforge(options);
         List<String> expected = SqlHarness.run(options, sql, T).finalTable(0);
 

@@ -48,6 +48,14 @@ class StateLayoutTest {
             "SELECT MOD(k, 3), %s FROM (SELECT k, SUM(v1) AS s, MAX(v0) AS c, SUM(v3) AS d"
                     + " FROM t GROUP BY k) GROUP BY MOD(k, 3)";
 
+    /** A GROUP BY without calls (SELECT DISTINCT): Flink keeps an empty accumulator row. */
+    @org.junit.jupiter.api.Test
+    void aGroupByWithoutCallsKeepsFlinksEmptyRow() throws Exception {
+        long layout = NativeAggregateOperator.FLINK_LAYOUT.get();
+        NativeParity.assertParity(SINGLE, NativeParity.Compare.LINES, 1, "SELECT k FROM t GROUP BY k", T);
+        assertEquals(1, NativeAggregateOperator.FLINK_LAYOUT.get() - layout, "in Flink's layout");
+    }
+
     /**
      * @param input insert-only (a GROUP BY over the table) or retracting (over an inner one)
      * @param calls the calls
