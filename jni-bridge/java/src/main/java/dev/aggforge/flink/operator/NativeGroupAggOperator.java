@@ -72,8 +72,10 @@ public final class NativeGroupAggOperator<OUT> extends NativeAggregateOperator<R
         }
         if (transposer.rowCount() >= spec.batchSize()) {
             handOver();
-        } else if (!spec.mode().bundled()) {
-            // Immediate mode; bundled modes follow the mini-batch latency through watermarks.
+        } else if (!spec.mode().bundled() || spec.mode().processingTime()) {
+            // Immediate mode, and processing-time windows, whose rows must reach the runtime
+            // before their window's timer (no watermark hands them over); the other bundled
+            // modes follow the mini-batch latency through watermarks.
             delay.rowAdded(transposer.rowCount());
         }
     }

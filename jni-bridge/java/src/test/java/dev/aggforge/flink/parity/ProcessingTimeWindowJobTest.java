@@ -19,7 +19,7 @@ import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import dev.aggforge.flink.AggforgeOptions;
 import dev.aggforge.flink.harness.SharedMiniCluster;
@@ -37,15 +37,23 @@ class ProcessingTimeWindowJobTest {
 
     private static final int ROWS = 3_000;
 
-    @ParameterizedTest(name = "aggforge={0}")
-    @ValueSource(booleans = {false, true})
-    void everyRowLandsInExactlyOneWindow(boolean aggforge) throws Exception {
+    /**
+     * @param aggforge whether aggforge is on
+     * @param uids whether operators get uids (table.exec.uid.generation=ALWAYS): then the rows
+     *     cross the columnar exchange, else Flink's row exchange
+     */
+    @ParameterizedTest(name = "aggforge={0} uids={1}")
+    @CsvSource({"false, false", "true, true", "true, false"})
+    void everyRowLandsInExactlyOneWindow(boolean aggforge, boolean uids) throws Exception {
         StreamExecutionEnvironment env = SharedMiniCluster.environment(new Configuration());
         env.setParallelism(2);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         tEnv.getConfig().set(AggforgeOptions.ENABLED, aggforge);
         tEnv.getConfig()
                 .set(AggforgeOptions.COLUMNAR_EXCHANGE, NativeParity.COLUMNAR_EXCHANGE);
+        if (uids) {
+            tEnv.getConfig().getConfiguration().setString(NativeParity.UID_GENERATION, "ALWAYS");
+        }
         // Row ROWS is a marker: the source waits before it, and it is dropped.
         DataGeneratorSource<Row> source =
                 new DataGeneratorSource<>(
