@@ -20,7 +20,7 @@ use std::sync::Arc;
 use arrow_array::{Int8Array, RecordBatch, UInt32Array};
 use arrow_select::take::take;
 
-use super::{input, GroupAggOperator};
+use super::GroupAggOperator;
 use crate::error::{AggError, Result};
 use crate::memory::MemoryBudget;
 
@@ -37,16 +37,7 @@ impl GroupAggOperator {
             ));
         };
         let key_schema = state.key_schema(self.key_arrow.len());
-        let args: Vec<Vec<usize>> = self.calls.iter().map(|c| c.args.clone()).collect();
-        let filters: Vec<Option<usize>> = self.calls.iter().map(|c| c.filter).collect();
-        let read = input::read(
-            &batch,
-            &self.plan.key_columns,
-            &self.key_arrow,
-            (&args, &filters),
-            &self.input_arrow,
-            self.plan.input,
-        )?;
+        let read = self.read_input(&batch)?;
         let keys = read.keys;
         let rows = read.num_rows;
         let before = self.table.len();

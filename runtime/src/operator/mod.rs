@@ -347,21 +347,7 @@ impl GroupAggOperator {
     /// rows it causes; the bundled modes buffer and return `None`.
     pub fn process(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
         self.check_not_failed()?;
-        let mut input = input::read(
-            batch,
-            &self.plan.key_columns,
-            &self.key_arrow,
-            (
-                &self
-                    .calls
-                    .iter()
-                    .map(|c| c.args.clone())
-                    .collect::<Vec<_>>(),
-                &self.calls.iter().map(|c| c.filter).collect::<Vec<_>>(),
-            ),
-            &self.input_arrow,
-            self.plan.input,
-        )?;
+        let mut input = self.read_input(batch)?;
         if self.plan.phase == Phase::Global {
             views::split_input(&self.plan, &self.views, batch, &mut input)?;
         }
@@ -398,6 +384,21 @@ impl GroupAggOperator {
     /// before failing. Every later call fails with it.
     pub fn failure(&self) -> Option<&'static str> {
         self.failure
+    }
+
+    /// Checks `batch` against the plan and picks its key, argument and
+    /// FILTER columns (`input::read` with this operator's calls).
+    fn read_input<'a>(&self, batch: &'a RecordBatch) -> Result<input::Input<'a>> {
+        let args: Vec<Vec<usize>> = self.calls.iter().map(|c| c.args.clone()).collect();
+        let filters: Vec<Option<usize>> = self.calls.iter().map(|c| c.filter).collect();
+        input::read(
+            batch,
+            &self.plan.key_columns,
+            &self.key_arrow,
+            (&args, &filters),
+            &self.input_arrow,
+            self.plan.input,
+        )
     }
 
     fn check_not_failed(&self) -> Result<()> {

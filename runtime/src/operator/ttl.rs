@@ -91,22 +91,18 @@ impl GroupAggOperator {
     /// Records the listed groups' write time for state TTL (a load from
     /// the state backend counts as a write now, as a restore does).
     pub(super) fn record_write(&mut self, groups: &[u32]) {
-        if self.ttl_ms().is_none() {
-            return;
-        }
         let now = self.retention.now_ms;
-        let written = &mut self.retention.written;
-        if written.len() < self.live.len() {
-            written.resize(self.live.len(), now);
-        }
-        for &g in groups {
-            written[g as usize] = now;
-        }
+        self.record_writes(groups.iter().map(|&g| (g, now)));
     }
 
     /// Records the listed groups' write times (`at[i]` for `groups[i]`, ms),
     /// as read with their state from Flink's TTL state.
     pub(super) fn record_write_at(&mut self, groups: &[u32], at: &[i64]) {
+        self.record_writes(groups.iter().copied().zip(at.iter().copied()));
+    }
+
+    /// Records each `(group, write time ms)` (state TTL only).
+    fn record_writes(&mut self, writes: impl Iterator<Item = (u32, i64)>) {
         if self.ttl_ms().is_none() {
             return;
         }
@@ -115,7 +111,7 @@ impl GroupAggOperator {
         if written.len() < self.live.len() {
             written.resize(self.live.len(), now);
         }
-        for (&g, &t) in groups.iter().zip(at) {
+        for (g, t) in writes {
             written[g as usize] = t;
         }
     }
