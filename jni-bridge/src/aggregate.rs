@@ -248,6 +248,15 @@ pub fn state_changes_written(handle: u64) -> BridgeResult<()> {
     })
 }
 
+/// The state backend holds restored groups: every uncached group a batch
+/// needs is read.
+pub fn backend_restored(handle: u64) -> BridgeResult<()> {
+    OPERATORS.with(handle, |op| {
+        op.group("restore")?.backend_restored();
+        Ok(())
+    })
+}
+
 /// Takes the accumulator rows exported at `in_array`/`in_schema` (read from
 /// Flink's state backend) as state. The export is consumed even when the
 /// call fails.

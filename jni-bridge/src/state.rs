@@ -69,6 +69,17 @@ pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_stateCh
     })
 }
 
+/// `static native void backendRestored(long handle)`: Flink restored groups
+/// into the state backend, which batches must read when not cached.
+#[no_mangle]
+pub extern "system" fn Java_dev_aggforge_flink_nativelib_NativeAggregate_backendRestored<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    entry(&mut env, (), |_| aggregate::backend_restored(handle as u64))
+}
+
 /// `static native void loadState(long handle, long inArray, long
 /// inSchema)`: accumulator rows read from the state backend become state.
 ///

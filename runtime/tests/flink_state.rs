@@ -336,6 +336,8 @@ fn a_cache_emptied_into_the_backend_gives_the_changelog_of_unbounded_state() {
 #[test]
 fn probe_names_only_the_groups_the_operator_does_not_hold() {
     let mut op = bound(Emission::Immediate);
+    // Restored groups may be anywhere in the backend.
+    op.backend_restored();
     op.process(&kind_rows(&[(I, 1, Some(5))], true)).unwrap();
     let keys = op
         .probe(kind_rows(
@@ -372,6 +374,54 @@ fn probe_names_only_the_groups_the_operator_does_not_hold() {
         op.process_pending().is_err(),
         "the pending batch was consumed"
     );
+}
+
+/// The keys a probe names (an Int32 key).
+fn probed(op: &mut GroupAggOperator, keys: std::ops::Range<i32>) -> Vec<i32> {
+    let rows: Vec<(i8, i32, Option<i64>)> = keys.map(|k| (I, k, Some(1))).collect();
+    let named = op.probe(kind_rows(&rows, true)).unwrap();
+    let named = named.map_or(Vec::new(), |b| {
+        b.column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::Int32Array>()
+            .unwrap()
+            .values()
+            .to_vec()
+    });
+    op.process_pending().unwrap();
+    named
+}
+
+#[test]
+fn only_groups_written_to_the_backend_or_restored_are_read() {
+    let mut op = bound(Emission::Immediate);
+    assert!(
+        probed(&mut op, 0..1_000).is_empty(),
+        "nothing restored, nothing evicted: the backend holds nothing"
+    );
+    let mut backend = Backend::default();
+    backend.write(op.evict_all().unwrap());
+    // 500 keys written at the eviction, 500 never written.
+    let named = probed(&mut op, 500..1_500);
+    assert!(
+        (500..1_000).all(|k| named.contains(&k)),
+        "every written key is read"
+    );
+    let never_written = named.iter().filter(|&&k| k >= 1_000).count();
+    assert!(
+        never_written < 25,
+        "{never_written} of 500 never-written keys read"
+    );
+    // Written at a checkpoint, then evicted: read again.
+    backend.write(op.state_changes().unwrap());
+    op.state_changes_written();
+    backend.write(op.evict_all().unwrap());
+    let named = probed(&mut op, 1_200..1_300);
+    assert_eq!(named, (1_200..1_300).collect::<Vec<_>>());
+
+    let mut restored = bound(Emission::Immediate);
+    restored.backend_restored();
+    assert_eq!(probed(&mut restored, 0..10), (0..10).collect::<Vec<_>>());
 }
 
 #[test]

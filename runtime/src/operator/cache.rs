@@ -8,7 +8,9 @@
 //!   caller reads from the backend and hands over with
 //!   [`GroupAggOperator::load_state`]; [`GroupAggOperator::process_pending`]
 //!   then folds the batch. A group the operator holds, live or not, is
-//!   authoritative: the backend never knows more about it.
+//!   authoritative: the backend never knows more about it. Groups the
+//!   backend cannot hold (never written, nothing restored: the filter of
+//!   `written_keys.rs`) are not named, so they cost no backend read.
 //! - after a batch (or a flushed bundle), when
 //!   [`GroupAggOperator::should_evict`] says the budget is nearly used,
 //!   [`GroupAggOperator::evict_all`] returns every changed group for the
@@ -43,11 +45,18 @@ impl GroupAggOperator {
         let before = self.table.len();
         let mut ids = Vec::with_capacity(rows);
         self.table.intern(&keys, rows, &mut ids)?;
-        // New ids are numbered in first-seen order: their first rows.
+        // New ids are numbered in first-seen order: their first rows. Of
+        // those, only groups the backend may hold are read.
+        let hashes = &self.table.key_hashes()[before..];
+        let backend = &self.flink_state.as_ref().expect("bound").backend;
+        let mut new_groups = 0;
         let mut first_rows = Vec::new();
         for (row, &g) in ids.iter().enumerate() {
-            if g as usize == before + first_rows.len() {
-                first_rows.push(row as u32);
+            if g as usize == before + new_groups {
+                if backend.may_hold(hashes[new_groups]) {
+                    first_rows.push(row as u32);
+                }
+                new_groups += 1;
             }
         }
         self.table.truncate(before);
@@ -95,6 +104,7 @@ impl GroupAggOperator {
     /// batches read them from the backend again. No bundle may be open.
     pub fn evict_all(&mut self) -> Result<Option<RecordBatch>> {
         let changes = self.state_changes()?;
+        self.note_written(true);
         let Some(mut state) = self.flink_state.take() else {
             return Err(AggError::Plan(
                 "evicting needs state bound to Flink's layout".into(),

@@ -21,6 +21,7 @@ use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use arrow_select::concat::concat_batches;
 
+use super::written_keys::WrittenKeys;
 use super::GroupAggOperator;
 use crate::error::{AggError, Result};
 use crate::plan::arrow_type;
@@ -34,6 +35,8 @@ pub const WRITTEN_COLUMN: &str = "$written";
 const UPSERT: i8 = 0;
 /// `$row_kind` of a group whose state is cleared (Flink's -D).
 const DELETE: i8 = 3;
+/// The most the filter of groups written to the backend may take.
+const MAX_FILTER_BYTES: usize = 256 << 20;
 
 /// The write-back bookkeeping of an operator bound to Flink's layout.
 #[derive(Debug)]
@@ -50,12 +53,40 @@ pub(super) struct FlinkState {
     pub(super) pending: Option<RecordBatch>,
     /// Times the cache was emptied into the state backend.
     pub(super) evictions: u64,
+    /// What the operator knows of the groups in the backend.
+    pub(super) backend: BackendKeys,
     /// Whether change batches carry [`WRITTEN_COLUMN`] (a state TTL).
     ttl: bool,
     /// How many of the operator's accumulators are Flink's accumulators
     /// (all, or none for a GROUP BY without calls: Flink keeps an empty
     /// row, the runtime a hidden COUNT(*)).
     stored: usize,
+}
+
+/// What an operator bound to Flink's layout knows of the groups its state
+/// backend holds, which decides the groups a batch reads (`cache.rs`).
+#[derive(Debug)]
+pub(super) enum BackendKeys {
+    /// Every group the backend holds is cached: nothing was restored and
+    /// the cache was never emptied.
+    AllCached,
+    /// Groups not cached are in the backend only if the filter holds them.
+    Written(WrittenKeys),
+    /// The backend may hold any group (a restore, or a filter that filled
+    /// up): every uncached group is read.
+    Unknown,
+}
+
+impl BackendKeys {
+    /// Whether an uncached group with Flink hash `hash` may be in the
+    /// backend.
+    pub(super) fn may_hold(&self, hash: i32) -> bool {
+        match self {
+            BackendKeys::AllCached => false,
+            BackendKeys::Written(keys) => keys.may_contain(hash),
+            BackendKeys::Unknown => true,
+        }
+    }
 }
 
 impl FlinkState {
@@ -87,7 +118,12 @@ impl FlinkState {
 
     /// Bytes the bookkeeping holds.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.dirty.capacity()
+        let filter = match &self.backend {
+            BackendKeys::Written(keys) => keys.memory_bytes(),
+            _ => 0,
+        };
+        filter
+            + self.dirty.capacity()
             + self
                 .pending
                 .as_ref()
@@ -168,6 +204,7 @@ impl GroupAggOperator {
             dropped: Vec::new(),
             pending: None,
             evictions: 0,
+            backend: BackendKeys::AllCached,
             ttl,
             stored,
         });
@@ -240,8 +277,51 @@ impl GroupAggOperator {
     /// Forgets the changes [`state_changes`](Self::state_changes) returned:
     /// the caller has written them to the state backend.
     pub fn state_changes_written(&mut self) {
+        self.note_written(false);
         if let Some(state) = &mut self.flink_state {
             state.written();
+        }
+    }
+
+    /// The state backend holds groups this operator did not write (Flink
+    /// restored them): every group a batch needs that is not cached must
+    /// be read.
+    pub fn backend_restored(&mut self) {
+        if let Some(state) = &mut self.flink_state {
+            state.backend = BackendKeys::Unknown;
+        }
+    }
+
+    /// Before the changed groups' marks are cleared: records the live
+    /// ones, which the caller wrote to the backend, as possibly there; on
+    /// `emptying` the cache, every live group (all groups the backend can
+    /// hold, when nothing was restored), starting the filter.
+    pub(super) fn note_written(&mut self, emptying: bool) {
+        let Some(state) = &mut self.flink_state else {
+            return;
+        };
+        let hashes = self.table.key_hashes();
+        let groups = hashes.len();
+        let keys = match &mut state.backend {
+            BackendKeys::Unknown => return,
+            BackendKeys::AllCached if !emptying => return,
+            BackendKeys::AllCached => {
+                let bytes = (self.budget.limit() / 8).min(MAX_FILTER_BYTES);
+                let mut keys = WrittenKeys::with_bytes(bytes);
+                for g in (0..groups).filter(|&g| self.live.is_live(g)) {
+                    keys.insert(hashes[g]);
+                }
+                state.backend = BackendKeys::Written(keys);
+                return;
+            }
+            BackendKeys::Written(keys) => keys,
+        };
+        let dirty = &state.dirty;
+        for g in (0..groups.min(dirty.len())).filter(|&g| dirty[g] && self.live.is_live(g)) {
+            keys.insert(hashes[g]);
+        }
+        if keys.saturated() {
+            state.backend = BackendKeys::Unknown;
         }
     }
 

@@ -44,6 +44,7 @@ mod ttl;
 mod two_phase;
 mod view_order;
 pub(crate) mod views;
+mod written_keys;
 
 use std::sync::Arc;
 

@@ -179,6 +179,12 @@ public final class ArrowAggregate implements AutoCloseable {
         NativeAggregate.stateChangesWritten(handle);
     }
 
+    /** See {@link NativeAggregate#backendRestored}. */
+    public void backendRestored() {
+        checkOpen();
+        NativeAggregate.backendRestored(handle);
+    }
+
     /** Takes {@code rows} (keys, then accumulators; not modified) as state. */
     public void loadState(VectorSchemaRoot rows) {
         checkOpen();

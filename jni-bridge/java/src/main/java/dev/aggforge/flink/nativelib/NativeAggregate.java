@@ -84,6 +84,12 @@ public final class NativeAggregate {
     /** The changes the last {@link #stateChanges} exported are in the state backend. */
     public static native void stateChangesWritten(long handle);
 
+    /**
+     * Flink restored groups into the state backend: every group a batch needs that is not cached
+     * is read (otherwise only groups the operator wrote there).
+     */
+    public static native void backendRestored(long handle);
+
     /** Takes accumulator rows read from the state backend (keys, then accumulators) as state. */
     public static native void loadState(long handle, long inArrayAddress, long inSchemaAddress);
 

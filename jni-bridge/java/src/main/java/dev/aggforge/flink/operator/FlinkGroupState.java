@@ -207,7 +207,8 @@ final class FlinkGroupState {
 
     /**
      * Whether the backend may hold groups the native cache does not (after a restore or an
-     * eviction): then every batch first asks the runtime which of its groups to read.
+     * eviction): then every batch first asks the runtime which of its groups to read (those it
+     * cannot have written are not asked for unless groups were restored).
      */
     private boolean backendHoldsMore;
 
@@ -215,9 +216,12 @@ final class FlinkGroupState {
      * After a restore: the backend holds this subtask's groups (Flink restored them, rescaled or
      * not), which batches read as they need them.
      */
-    void restored() {
+    void restored(ArrowAggregate aggregate) {
         try (Stream<?> keys = backend.getKeys(ACC_STATE, VoidNamespace.INSTANCE)) {
-            backendHoldsMore |= keys.findAny().isPresent();
+            if (keys.findAny().isPresent()) {
+                backendHoldsMore = true;
+                aggregate.backendRestored();
+            }
         }
     }
 

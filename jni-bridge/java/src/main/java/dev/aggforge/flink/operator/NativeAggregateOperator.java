@@ -276,7 +276,7 @@ public abstract class NativeAggregateOperator<IN, OUT> extends AbstractStreamOpe
         }
         if (flinkState != null) {
             // Groups are read as batches need them; they count as written when read (state TTL).
-            flinkState.restored();
+            flinkState.restored(aggregate);
         }
         Map<Integer, byte[]> payloads = new HashMap<>();
         for (KeyGroupStatePartitionStreamProvider provider : context.getRawKeyedStateInputs()) {
