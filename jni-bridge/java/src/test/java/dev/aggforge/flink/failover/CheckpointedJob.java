@@ -80,6 +80,9 @@ final class CheckpointedJob {
     private long failAfterRows = -1;
     private String restorePath;
     private String stateBackend;
+    private RateLimiterStrategy rateLimiter;
+    private boolean discardOutput;
+    private final Map<String, String> jobConfig = new TreeMap<>();
 
     private CheckpointedJob() {}
 
@@ -131,6 +134,24 @@ final class CheckpointedJob {
         return this;
     }
 
+    /** Paces the source with {@code strategy} (in place of {@link #rowsPerSecond}). */
+    CheckpointedJob rateLimit(RateLimiterStrategy strategy) {
+        rateLimiter = strategy;
+        return this;
+    }
+
+    /** The sink drops what it receives ({@link Running#changelog} stays empty). */
+    CheckpointedJob discardOutput() {
+        discardOutput = true;
+        return this;
+    }
+
+    /** Sets a job configuration option (checkpoint storage, incremental checkpoints, ...). */
+    CheckpointedJob config(String key, String value) {
+        jobConfig.put(key, value);
+        return this;
+    }
+
     /** Restores the job from this savepoint or retained checkpoint. */
     CheckpointedJob restoreFrom(String path) {
         restorePath = path;
@@ -160,6 +181,7 @@ final class CheckpointedJob {
         } else {
             config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         }
+        jobConfig.forEach(config::setString);
         StreamExecutionEnvironment env = SharedMiniCluster.environment(config);
         env.setParallelism(options.parallelism());
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
@@ -173,9 +195,11 @@ final class CheckpointedJob {
                 new DataGeneratorSource<>(
                         input.generator(),
                         input.rowCount(),
-                        rowsPerSecond > 0
-                                ? RateLimiterStrategy.perSecond(rowsPerSecond)
-                                : RateLimiterStrategy.noOp(),
+                        rateLimiter != null
+                                ? rateLimiter
+                                : rowsPerSecond > 0
+                                        ? RateLimiterStrategy.perSecond(rowsPerSecond)
+                                        : RateLimiterStrategy.noOp(),
                         rowType);
         DataStream<RowData> rows =
                 env.fromSource(source, WatermarkStrategy.noWatermarks(), input.name())
@@ -196,7 +220,7 @@ final class CheckpointedJob {
         }
         String plan = tEnv.explainSql(sql);
         Table table = tEnv.sqlQuery(sql);
-        tEnv.toChangelogStream(table).sinkTo(new RecordingSink(runId)).name("recording-sink");
+        tEnv.toChangelogStream(table).sinkTo(new RecordingSink(runId, discardOutput)).name("recording-sink");
 
         StreamGraph graph = env.getStreamGraph();
         if (restorePath != null) {
@@ -361,6 +385,18 @@ final class CheckpointedJob {
             }
         }
 
+        /** Cancels the job and waits until it has ended. */
+        void cancel() throws Exception {
+            cluster.cancelJob(jobId).get(60, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!cluster.getJobStatus(jobId).get().isGloballyTerminalState()) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("the job did not end within 60 s of its cancellation");
+                }
+                Thread.sleep(20);
+            }
+        }
+
         /** Drops the run's recorded rows and probe. */
         void release() {
             OUTPUT.remove(runId);
@@ -470,9 +506,11 @@ final class CheckpointedJob {
     static final class RecordingSink extends FlinkTestShim.ContextFreeSink<Row> {
         private static final long serialVersionUID = 1L;
         private final String runId;
+        private final boolean discard;
 
-        RecordingSink(String runId) {
+        RecordingSink(String runId, boolean discard) {
             this.runId = runId;
+            this.discard = discard;
         }
 
         @Override
@@ -481,7 +519,9 @@ final class CheckpointedJob {
             return new SinkWriter<>() {
                 @Override
                 public void write(Row row, Context context) {
-                    target.add(Row.copy(row));
+                    if (!discard) {
+                        target.add(Row.copy(row));
+                    }
                 }
 
                 @Override

@@ -191,6 +191,12 @@ public final class InputTable implements Serializable {
         return new InputTable(name, NexmarkBids.ROW_TYPE, rows, new NexmarkBids(baseTime));
     }
 
+    /** A table of {@code rows} rows of {@code rowType}, row {@code i} made by {@code generator}. */
+    public static InputTable of(
+            String name, RowType rowType, long rows, GeneratorFunction<Long, RowData> generator) {
+        return new InputTable(name, rowType, rows, generator);
+    }
+
     /** A table holding exactly {@code rows} (external types: Integer, Double, BigDecimal, ...). */
     public static InputTable of(String name, DataType rowDataType, List<Row> rows) {
         RowType type = (RowType) rowDataType.getLogicalType();
