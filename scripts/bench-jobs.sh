@@ -21,6 +21,9 @@
 #                                                    COUNT/AVG(DISTINCT), 4096 values per key (BIGINT)
 #   nexmark-q{15,16,17}-{single,two,split}           Nexmark q15-q17 over the Nexmark bid generator
 #                                                    (split: two with split-distinct, Nexmark's config)
+#   keys10m-{uniform,zipf}-{single,minibatch}       the keys1m query, 20M rows over 10M keys, uniform
+#                                                    or Zipf (s = 1); only when named in bench.only;
+#                                                    meant for -Dbench.stateBackend=rocksdb -Dbench.memoryBudget=80mb
 #   singlevalue-keys1m-{single,minibatch,two}, listagg-string-{single,two}
 #   nested-minmax-{single,two}                       SUM per key (65,536) feeding MIN/MAX/COUNT(*)
 #                                                    per MOD(k, 64): MIN/MAX over retracting input

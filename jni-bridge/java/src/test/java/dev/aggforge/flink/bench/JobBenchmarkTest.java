@@ -50,7 +50,8 @@ import dev.aggforge.flink.AggforgeOptions;
  * operators (and no stock group aggregate), and every native run must feed rows to a native
  * operator, so a silent fallback to stock Flink cannot be measured as "native".
  *
- * <p>Workloads (names for {@code bench.only}, a comma-separated subset; default all):
+ * <p>Workloads (names for {@code bench.only}, a comma-separated subset; default all but the
+ * keys10m ones):
  *
  * <ul>
  *   <li>{@code minmax-{date,time,boolean,bigint}-{single,two}}: {@code MIN(v0), MAX(v0)}
@@ -61,6 +62,10 @@ import dev.aggforge.flink.AggforgeOptions;
  *   <li>{@code keys1m-bigint-{single,two}}: {@code MIN, MAX, COUNT, SUM} over BIGINT, {@code
  *       bench.bigRows} rows (1,000,000), keys drawn from the whole INT range, so almost every key
  *       has exactly one row (about 1,000,000 keys)
+ *   <li>{@code keys10m-{uniform,zipf}-{single,minibatch}}: the keys1m query over {@code
+ *       bench.hugeRows} rows (20,000,000) with {@code bench.hugeKeys} keys (10,000,000), uniform or
+ *       Zipf-skewed (s = 1); immediate and single-phase mini-batch. Meant for RocksDB with a cache
+ *       a tenth of the state ({@code -Dbench.stateBackend=rocksdb -Dbench.memoryBudget=80mb})
  *   <li>{@code singlevalue-keys1m-{single,minibatch,two}}: {@code SINGLE_VALUE(v0)} over BIGINT,
  *       {@code bench.bigRows} rows with a distinct key each; immediate, single-phase mini-batch and
  *       two-phase
@@ -268,6 +273,25 @@ class JobBenchmarkTest {
                 -1,
                 nulls);
 
+        // State many times the cache (run on RocksDB with a budget a tenth of the state, e.g.
+        // -Dbench.stateBackend=rocksdb -Dbench.memoryBudget=80mb): bench.hugeKeys keys (10M),
+        // bench.hugeRows rows (20M), uniform or Zipf-skewed (s = 1); immediate and mini-batch.
+        int hugeKeys = Integer.getInteger("bench.hugeKeys", 10_000_000);
+        long hugeRows = Long.getLong("bench.hugeRows", 20_000_000L);
+        String hugeSql = "SELECT k, MIN(v0), MAX(v0), COUNT(v0), SUM(v0) FROM t GROUP BY k";
+        RunOptions hugeMiniBatch =
+                single.withMiniBatch(miniBatch).withConfig("table.exec.mini-batch.allow-latency", "1 s");
+        InputTable[] huge = {
+            InputTable.generated("t", hugeRows, hugeKeys, nulls, 42, new BigIntType()),
+            InputTable.zipf("t", hugeRows, hugeKeys, nulls, 42, new BigIntType()),
+        };
+        for (int i = 0; i < huge.length; i++) {
+            String skew = i == 0 ? "uniform" : "zipf";
+            String data = String.format(Locale.ROOT, "%,d rows, %,d keys (%s)", hugeRows, hugeKeys, skew);
+            String name = "keys10m-" + skew;
+            all.add(new Workload(name + "-single", hugeSql + " | " + data + " | single phase, immediate", huge[i], hugeSql, single, 1));
+            all.add(new Workload(name + "-minibatch", hugeSql + " | " + data + " | single phase, mini-batch", huge[i], hugeSql, hugeMiniBatch, 1));
+        }
         // SINGLE_VALUE, one row per key (a second one would fail the job).
         InputTable distinctKeys =
                 InputTable.generated("t", bigRows, InputTable.DISTINCT_KEYS, nulls, 42, new BigIntType());
@@ -377,7 +401,8 @@ class JobBenchmarkTest {
 
     private static List<Workload> select(List<Workload> all, String only) {
         if (only.isEmpty()) {
-            return all;
+            // The 10M-key workloads run only when named: minutes per run each.
+            return all.stream().filter(w -> !w.name.startsWith("keys10m-")).collect(Collectors.toList());
         }
         Set<String> names = new LinkedHashSet<>(Arrays.asList(only.split("\\s*,\\s*")));
         Set<String> known = all.stream().map(w -> w.name).collect(Collectors.toSet());

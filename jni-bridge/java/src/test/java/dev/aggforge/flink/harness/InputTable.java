@@ -174,7 +174,24 @@ public final class InputTable implements Serializable {
         }
         RowType type = new RowType(false, fields);
         return new InputTable(
-                name, type, rows, new SeededRows(type, keys, nullFraction, seed));
+                name, type, rows, new SeededRows(type, keys, false, nullFraction, seed));
+    }
+
+    /**
+     * As {@link #generated}, but the key is Zipf-distributed (s = 1) over {@code keys} ranks: rank
+     * {@code r} (from 0) is drawn with probability about {@code ln((r+2)/(r+1)) / ln(keys+1)} (the
+     * continuous inverse of Zipf's CDF), and ranks are scrambled over the INT range, so the hot
+     * keys are not neighbours.
+     */
+    public static InputTable zipf(
+            String name,
+            long rows,
+            int keys,
+            double nullFraction,
+            long seed,
+            LogicalType... valueTypes) {
+        RowType type = generated(name, 0, keys, nullFraction, seed, valueTypes).rowType();
+        return new InputTable(name, type, rows, new SeededRows(type, keys, true, nullFraction, seed));
     }
 
     /**
@@ -283,12 +300,15 @@ public final class InputTable implements Serializable {
         private static final long serialVersionUID = 1L;
         private final RowType type;
         private final int keys;
+        /** Zipf-distributed keys (s = 1) instead of uniform ones. */
+        private final boolean zipf;
         private final double nullFraction;
         private final long seed;
 
-        SeededRows(RowType type, int keys, double nullFraction, long seed) {
+        SeededRows(RowType type, int keys, boolean zipf, double nullFraction, long seed) {
             this.type = type;
             this.keys = keys;
+            this.zipf = zipf;
             this.nullFraction = nullFraction;
             this.seed = seed;
         }
@@ -299,13 +319,22 @@ public final class InputTable implements Serializable {
             GenericRowData row = new GenericRowData(type.getFieldCount());
             // Multiplying by an odd constant permutes the 32-bit ints: distinct keys per row.
             row.setField(
-                    0, keys == DISTINCT_KEYS ? (int) (index * 0x9E3779B1L) : random.nextInt(keys));
+                    0,
+                    keys == DISTINCT_KEYS
+                            ? (int) (index * 0x9E3779B1L)
+                            : zipf ? (int) (zipfRank(random) * 0x9E3779B1L) : random.nextInt(keys));
             for (int f = 1; f < type.getFieldCount(); f++) {
                 boolean isNull = random.nextDouble() < nullFraction;
                 Object value = value(type.getTypeAt(f), random);
                 row.setField(f, isNull ? null : value);
             }
             return row;
+        }
+
+        /** A rank in {@code [0, keys)}: the continuous inverse of Zipf's CDF for s = 1. */
+        private long zipfRank(SplittableRandom random) {
+            double rank = Math.exp(random.nextDouble() * Math.log(keys + 1.0)) - 1;
+            return Math.min(keys - 1, (long) rank);
         }
 
         private static Object value(LogicalType type, SplittableRandom random) {
