@@ -97,20 +97,28 @@ impl GroupAggOperator {
         self.budget.used().saturating_add(headroom) > limit
     }
 
-    /// Empties the operator: returns the change batch of every group
-    /// changed since the last write-back (as
+    /// Empties the operator of its cold groups: returns the change batch
+    /// of every group changed since the last write-back (as
     /// [`state_changes`](Self::state_changes)), which the caller must
-    /// write to the state backend, and drops all groups, so that later
-    /// batches read them from the backend again. No bundle may be open.
+    /// write to the state backend, and drops all groups but the hot ones
+    /// (see [`hot_groups`](Self::hot_groups)), so that later batches read
+    /// them from the backend again. No bundle may be open.
     pub fn evict_all(&mut self) -> Result<Option<RecordBatch>> {
         let changes = self.state_changes()?;
         self.note_written(true);
+        let (hot, touches) = self.hot_groups();
+        let kept = match &self.flink_state {
+            Some(state) if !hot.is_empty() => {
+                Some(self.state_rows(state, &hot, Int8Array::from(vec![0i8; hot.len()]))?)
+            }
+            _ => None,
+        };
         let Some(mut state) = self.flink_state.take() else {
             return Err(AggError::Plan(
                 "evicting needs state bound to Flink's layout".into(),
             ));
         };
-        state.written();
+        state.emptied();
         state.pending = None;
         state.evictions += 1;
         let mut fresh = GroupAggOperator::new(self.plan.clone())?;
@@ -123,7 +131,46 @@ impl GroupAggOperator {
         *self = fresh;
         let used = self.measure();
         self.budget.set_used(used);
+        if let Some(rows) = kept {
+            // Unchanged since written, so not marked; half their count
+            // carries over, so that groups hot long ago cool down.
+            self.load_state(&rows)?;
+            if let Some(state) = &mut self.flink_state {
+                state.touches = touches.iter().map(|t| t / 2).collect();
+            }
+        }
         Ok(changes)
+    }
+
+    /// The groups an eviction keeps, with their touch counts: the most
+    /// often changed live groups, at most half of them, and only those
+    /// changed more than once since they were cached (a stream of keys seen
+    /// once keeps none).
+    fn hot_groups(&self) -> (Vec<u32>, Vec<u8>) {
+        let Some(state) = &self.flink_state else {
+            return (Vec::new(), Vec::new());
+        };
+        let live = |g: usize| self.live.is_live(g);
+        let mut by_count = [0usize; 256];
+        for (g, &t) in state.touches.iter().enumerate() {
+            if live(g) {
+                by_count[t as usize] += 1;
+            }
+        }
+        let most = self.num_groups() / 2;
+        let mut kept = 0;
+        let mut threshold = 256;
+        while threshold > 2 && kept + by_count[threshold - 1] <= most {
+            threshold -= 1;
+            kept += by_count[threshold];
+        }
+        state
+            .touches
+            .iter()
+            .enumerate()
+            .filter(|&(g, &t)| t as usize >= threshold && live(g))
+            .map(|(g, &t)| (g as u32, t))
+            .unzip()
     }
 
     /// Times [`evict_all`](Self::evict_all) emptied the operator.

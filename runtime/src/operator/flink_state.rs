@@ -45,6 +45,10 @@ pub(super) struct FlinkState {
     schema: SchemaRef,
     /// By group id: whether its state changed since the last write-back.
     dirty: Vec<bool>,
+    /// By group id: how often its state changed since it was cached (or,
+    /// halved, since the last eviction kept it), saturating: the groups an
+    /// eviction keeps (`cache.rs`).
+    pub(super) touches: Vec<u8>,
     /// Keys (as change rows, `-D`) of cleared groups that a table rebuild
     /// dropped before their delete was written back.
     dropped: Vec<RecordBatch>,
@@ -97,8 +101,19 @@ impl FlinkState {
             if g >= self.dirty.len() {
                 self.dirty.resize(g + 1, false);
             }
+            if g >= self.touches.len() {
+                self.touches.resize(g + 1, 0);
+            }
             self.dirty[g] = true;
+            self.touches[g] = self.touches[g].saturating_add(1);
         }
+    }
+
+    /// After an eviction wrote every change back: forgets every group.
+    pub(super) fn emptied(&mut self) {
+        self.dirty = Vec::new();
+        self.touches = Vec::new();
+        self.dropped.clear();
     }
 
     /// Forgets every change: they were written to the state backend.
@@ -124,6 +139,7 @@ impl FlinkState {
         };
         filter
             + self.dirty.capacity()
+            + self.touches.capacity()
             + self
                 .pending
                 .as_ref()
@@ -201,6 +217,7 @@ impl GroupAggOperator {
         self.flink_state = Some(FlinkState {
             schema: Arc::new(Schema::new(fields)),
             dirty: Vec::new(),
+            touches: Vec::new(),
             dropped: Vec::new(),
             pending: None,
             evictions: 0,
@@ -247,10 +264,6 @@ impl GroupAggOperator {
         if groups.is_empty() && state.dropped.is_empty() {
             return Ok(None);
         }
-        let mut columns = self.table.keys(&groups)?;
-        for acc in &self.accs[..state.stored] {
-            columns.extend(acc.partials(&groups)?);
-        }
         let kinds: Int8Array = groups
             .iter()
             .map(|&g| {
@@ -261,17 +274,31 @@ impl GroupAggOperator {
                 })
             })
             .collect();
-        if state.ttl {
-            columns.push(self.write_times(&groups));
-        }
-        columns.push(Arc::new(kinds));
-        let changed = RecordBatch::try_new(state.schema.clone(), columns)?;
+        let changed = self.state_rows(state, &groups, kinds)?;
         if state.dropped.is_empty() {
             return Ok(Some(changed));
         }
         let mut all = state.dropped.clone();
         all.push(changed);
         Ok(Some(concat_batches(&state.schema, &all)?))
+    }
+
+    /// The listed groups as rows of a change batch with the given kinds.
+    pub(super) fn state_rows(
+        &self,
+        state: &FlinkState,
+        groups: &[u32],
+        kinds: Int8Array,
+    ) -> Result<RecordBatch> {
+        let mut columns = self.table.keys(groups)?;
+        for acc in &self.accs[..state.stored] {
+            columns.extend(acc.partials(groups)?);
+        }
+        if state.ttl {
+            columns.push(self.write_times(groups));
+        }
+        columns.push(Arc::new(kinds));
+        Ok(RecordBatch::try_new(state.schema.clone(), columns)?)
     }
 
     /// Forgets the changes [`state_changes`](Self::state_changes) returned:
@@ -425,15 +452,7 @@ impl GroupAggOperator {
         if gone.is_empty() {
             return Ok(());
         }
-        let mut columns = self.table.keys(&gone)?;
-        for acc in &self.accs[..state.stored] {
-            columns.extend(acc.partials(&gone)?);
-        }
-        if state.ttl {
-            columns.push(self.write_times(&gone));
-        }
-        columns.push(Arc::new(Int8Array::from(vec![DELETE; gone.len()])));
-        let batch = RecordBatch::try_new(state.schema.clone(), columns)?;
+        let batch = self.state_rows(state, &gone, Int8Array::from(vec![DELETE; gone.len()]))?;
         if let Some(state) = &mut self.flink_state {
             state.dropped.push(batch);
         }
@@ -452,6 +471,10 @@ impl GroupAggOperator {
             .map(|&old| state.dirty.get(old as usize).copied().unwrap_or(false))
             .collect();
         state.dirty = dirty;
+        state.touches = order
+            .iter()
+            .map(|&old| state.touches.get(old as usize).copied().unwrap_or(0))
+            .collect();
         fresh.flink_state = Some(state);
     }
 }
