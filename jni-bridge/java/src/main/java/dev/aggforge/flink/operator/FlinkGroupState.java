@@ -69,6 +69,8 @@ final class FlinkGroupState {
     private final RowDataSerializer accSerializer;
     private final ProjectedRowData keyView;
     private final ProjectedRowData accView;
+    /** Flink's accumulator fields against the runtime's columns. */
+    private final AccumulatorFields accFields;
     private final ArrowToRowData changes;
     private final ArrowToRowData keyReader;
     private final BufferAllocator allocator;
@@ -102,10 +104,11 @@ final class FlinkGroupState {
         this.timedState = ttlConfig.isEnabled() ? timedValues(accState) : null;
         this.backend = backend;
         this.setCurrentKey = setCurrentKey;
+        this.accFields = AccumulatorFields.of(accType);
         List<LogicalType> fields = new ArrayList<>(keyType.getChildren());
-        fields.addAll(accType.getChildren());
+        fields.addAll(accFields.nativeType().getChildren());
         List<String> names = new ArrayList<>(keyType.getFieldNames());
-        names.addAll(accType.getFieldNames());
+        names.addAll(accFields.nativeType().getFieldNames());
         int keys = keyType.getFieldCount();
         this.keyView = ProjectedRowData.from(range(0, keys));
         this.accView = ProjectedRowData.from(range(keys, fields.size()));
@@ -141,7 +144,7 @@ final class FlinkGroupState {
             return null;
         }
         StringBuilder json = new StringBuilder("[");
-        for (LogicalType type : spec.accType().getChildren()) {
+        for (LogicalType type : AccumulatorFields.of(spec.accType()).nativeType().getChildren()) {
             if (ArrowTypes.layoutOf(type).isEmpty()) {
                 refused.accept("Flink's accumulator field " + type.asSummaryString() + " has no Arrow layout");
                 return null;
@@ -194,7 +197,7 @@ final class FlinkGroupState {
             if (row.getRowKind() == RowKind.DELETE) {
                 accState.clear();
             } else {
-                RowData acc = accSerializer.toBinaryRow(accView.replaceRow(row)).copy();
+                RowData acc = accSerializer.toBinaryRow(accFields.toFlink(accView.replaceRow(row))).copy();
                 if (timedState != null) {
                     timedState.update(new TtlValue<>(acc, row.getLong(writtenField)));
                 } else {
@@ -282,7 +285,7 @@ final class FlinkGroupState {
                 setCurrentKey.accept(key);
                 RowData acc = timedState != null ? unexpired(timedState.value(), now) : accState.value();
                 if (acc != null) {
-                    rows.append(joined.replace(key, acc));
+                    rows.append(joined.replace(key, timedState != null ? acc : accFields.toNative(acc)));
                 }
             }
             if (rows.rowCount() > 0) {
@@ -308,7 +311,7 @@ final class FlinkGroupState {
         if (expiresAt <= now) {
             return null;
         }
-        return new JoinedRowData(value.getUserValue(), GenericRowData.of(written));
+        return new JoinedRowData(accFields.toNative(value.getUserValue()), GenericRowData.of(written));
     }
 
     /**

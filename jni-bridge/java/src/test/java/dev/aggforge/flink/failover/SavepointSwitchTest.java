@@ -76,6 +76,13 @@ class SavepointSwitchTest {
             "SELECT MOD(k, 7), COUNT(*), SUM(s), AVG(s), COUNT(m) FROM"
                     + " (SELECT k, SUM(v1) AS s, MAX(v0) AS m FROM t GROUP BY k) GROUP BY MOD(k, 7)";
 
+    /**
+     * FIRST_VALUE and LAST_VALUE: Flink's accumulator is a nested ROW(value, order) per call (the
+     * runtime keeps the value). Single phase: Flink never splits them.
+     */
+    private static final String FIRST_LAST_SQL =
+            "SELECT k, FIRST_VALUE(v0), LAST_VALUE(v1), FIRST_VALUE(v2), COUNT(*) FROM t GROUP BY k";
+
     /** A GROUP BY without calls: Flink's state is an empty row per key seen. */
     private static final String DISTINCT_KEYS_SQL = "SELECT k FROM t GROUP BY k";
 
@@ -92,7 +99,7 @@ class SavepointSwitchTest {
 
     /**
      * @param mode IMMEDIATE, MINI_BATCH or TWO_PHASE
-     * @param query SQL, RETRACTING_SQL or DISTINCT_KEYS_SQL
+     * @param query SQL, RETRACTING_SQL, FIRST_LAST_SQL or DISTINCT_KEYS_SQL
      * @param backend hashmap or rocksdb
      * @param nativeFirst whether the first job (the savepoint's) runs with aggforge
      * @param resumedParallelism the resumed jobs' parallelism
@@ -107,6 +114,8 @@ class SavepointSwitchTest {
         "TWO_PHASE, SQL, hashmap, false, 1",
         "TWO_PHASE, RETRACTING_SQL, hashmap, true, 2",
         "IMMEDIATE, DISTINCT_KEYS_SQL, hashmap, true, 1",
+        "IMMEDIATE, FIRST_LAST_SQL, hashmap, false, 1",
+        "IMMEDIATE, FIRST_LAST_SQL, rocksdb, true, 1",
     })
     void savepointMovesBetweenStockFlinkAndAggforge(
             String mode,
@@ -126,6 +135,7 @@ class SavepointSwitchTest {
                 switch (query) {
                     case "SQL" -> SQL;
                     case "RETRACTING_SQL" -> RETRACTING_SQL;
+                    case "FIRST_LAST_SQL" -> FIRST_LAST_SQL;
                     default -> DISTINCT_KEYS_SQL;
                 };
         RunOptions aggforge = NativeFailoverTest.withAggforge(options);
