@@ -22,6 +22,7 @@ use std::sync::Arc;
 use arrow_array::{Int8Array, RecordBatch, UInt32Array};
 use arrow_select::take::take;
 
+use super::flink_state::FlinkState;
 use super::GroupAggOperator;
 use crate::error::{AggError, Result};
 use crate::memory::MemoryBudget;
@@ -121,6 +122,33 @@ impl GroupAggOperator {
         state.emptied();
         state.pending = None;
         state.evictions += 1;
+        self.replace_with_empty(state)?;
+        if let Some(rows) = kept {
+            // Unchanged since written, so not marked; half their count
+            // carries over, so that groups hot long ago cool down.
+            match self.load_state(&rows) {
+                Ok(()) => {
+                    if let Some(state) = &mut self.flink_state {
+                        state.touches = touches.iter().map(|t| t / 2).collect();
+                    }
+                }
+                // Every kept group is in the backend (the changes above
+                // are written before the next batch), so dropping them
+                // loses nothing: batches read them back.
+                Err(_) => {
+                    let mut state = self.flink_state.take().expect("bound");
+                    state.emptied();
+                    self.replace_with_empty(state)?;
+                }
+            }
+        }
+        Ok(changes)
+    }
+
+    /// Replaces the operator by an empty one of the same plan that keeps
+    /// `state` (the write-back bookkeeping), the clock and the arrival
+    /// order.
+    fn replace_with_empty(&mut self, state: FlinkState) -> Result<()> {
         let mut fresh = GroupAggOperator::new(self.plan.clone())?;
         fresh.retention.now_ms = self.retention.now_ms;
         fresh.retention.swept_ms = self.retention.swept_ms;
@@ -131,15 +159,7 @@ impl GroupAggOperator {
         *self = fresh;
         let used = self.measure();
         self.budget.set_used(used);
-        if let Some(rows) = kept {
-            // Unchanged since written, so not marked; half their count
-            // carries over, so that groups hot long ago cool down.
-            self.load_state(&rows)?;
-            if let Some(state) = &mut self.flink_state {
-                state.touches = touches.iter().map(|t| t / 2).collect();
-            }
-        }
-        Ok(changes)
+        Ok(())
     }
 
     /// The groups an eviction keeps, with their touch counts: the most

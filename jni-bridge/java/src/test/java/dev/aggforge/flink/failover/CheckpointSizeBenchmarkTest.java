@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.ToLongFunction;
@@ -24,6 +25,7 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -101,7 +103,7 @@ class CheckpointSizeBenchmarkTest {
         Path dir = Files.createTempDirectory("aggforge-checkpoints");
         RowType type =
                 RowType.of(
-                        new org.apache.flink.table.types.logical.LogicalType[] {
+                        new LogicalType[] {
                             new IntType(false), new BigIntType(false)
                         },
                         new String[] {"k", "v"});
@@ -124,7 +126,7 @@ class CheckpointSizeBenchmarkTest {
             long loadEnd = System.currentTimeMillis();
             long deadline = System.nanoTime() + Duration.ofMillis(INTERVAL_MS * (3L * CHECKPOINTS + 10)).toNanos();
             // Flink's history keeps the last few checkpoints only: collect them as they come.
-            java.util.TreeMap<Long, AbstractCheckpointStats> seen = new java.util.TreeMap<>();
+            TreeMap<Long, AbstractCheckpointStats> seen = new TreeMap<>();
             while (seen.size() <= CHECKPOINTS) {
                 for (AbstractCheckpointStats c : completed(job)) {
                     if (c.getTriggerTimestamp() > loadEnd) {
@@ -252,7 +254,6 @@ class CheckpointSizeBenchmarkTest {
         Gate(long free, int perCheckpoint) {
             this.free = free;
             this.perCheckpoint = perCheckpoint;
-            this.left = 0;
         }
 
         // Flink 1.20's only method; Flink 2.x's default calls acquire(1).
