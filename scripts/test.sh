@@ -21,7 +21,9 @@ flink_versions=${AGGFORGE_FLINK_VERSIONS-"2.3.0 2.2.1 1.20.3"}
 cluster_versions=${AGGFORGE_CLUSTER_VERSIONS-"2.2.1"}
 # The parity suite runs once more on this version with the columnar exchange off
 # and the JIT forced on (the default runs use jit=auto, which fuses lists of two
-# or more fixed-width calls; forced on, single calls fuse too).
+# or more fixed-width calls; forced on, single calls fuse too). The window
+# aggregates' parity tests are left out of that run: window operators use
+# neither the columnar exchange nor the JIT, so they would run the same again.
 columnar_off_version=${AGGFORGE_COLUMNAR_OFF_VERSION-"2.2.1"}
 jars=target/flink-jars
 # Each stage's header also gives the time and the disk's free space, so that a run that
@@ -50,7 +52,7 @@ for version in $flink_versions; do
         stage "parity suite over Flink's row exchange (columnar exchange off), JIT on, Flink $version"
         mvn -B --no-transfer-progress -f jni-bridge/java/pom.xml "-Dflink.version=$version" \
             -Dnative.skip -Daggforge.test.columnarExchange=false -Daggforge.test.jit=on \
-            '-Dtest=*ParityTest' test
+            '-Dtest=*ParityTest,!*Window*ParityTest' test
     fi
 done
 ls -l "$jars"
