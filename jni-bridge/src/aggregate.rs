@@ -196,16 +196,26 @@ pub fn restore(handle: u64, payloads: Vec<Vec<u8>>) -> BridgeResult<()> {
     OPERATORS.with(handle, |op| Ok(op.restore(&parts)?))
 }
 
+/// In the accumulator types of [`bind_flink_state`], a DISTINCT view
+/// (Flink's DistinctInfo, kept as a map state) in place of a type.
+pub const DISTINCT_VIEW: &str = "DISTINCT_VIEW";
+
 /// Binds a GROUP BY aggregate's state to Flink's accumulator layout
-/// `acc_types` (a JSON array of Flink type texts); `None` when it is bound,
-/// else why the operator keeps aggforge's snapshot format.
+/// `acc_types` (a JSON array of Flink type texts, the trailing DISTINCT
+/// views as [`DISTINCT_VIEW`]); `None` when it is bound, else why the
+/// operator keeps aggforge's snapshot format.
 pub fn bind_flink_state(handle: u64, acc_types_json: &str) -> BridgeResult<Option<String>> {
     let texts: Vec<String> = serde_json::from_str(acc_types_json).map_err(|e| {
         BridgeError::Ffi(format!(
             "accumulator types are not a JSON string array: {e}"
         ))
     })?;
-    let types = match texts
+    let views = texts
+        .iter()
+        .rev()
+        .take_while(|t| *t == DISTINCT_VIEW)
+        .count();
+    let types = match texts[..texts.len() - views]
         .iter()
         .map(|t| t.parse())
         .collect::<Result<Vec<_>, _>>()
@@ -216,7 +226,7 @@ pub fn bind_flink_state(handle: u64, acc_types_json: &str) -> BridgeResult<Optio
     OPERATORS.with(handle, |op| {
         Ok(op
             .group("state layout")?
-            .bind_flink_state(&types)
+            .bind_flink_state_with_views(&types, views)
             .err()
             .map(|e| e.to_string()))
     })

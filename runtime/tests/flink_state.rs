@@ -11,8 +11,8 @@ use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType, ROW_KIND_COLUMN};
 use arrow_array::{Array, Int8Array, RecordBatch};
 
-const I: i8 = 0;
-const D: i8 = 3;
+pub(crate) const I: i8 = 0;
+pub(crate) const D: i8 = 3;
 
 /// SUM and AVG over retracting input: Flink's accumulators are SUM's
 /// (sum, count), AVG's (sum, count), then the record counter.
@@ -202,12 +202,12 @@ fn deletes_survive_a_table_rebuild() {
 /// The state backend of the cache tests: each key's accumulator row (a
 /// one-row change batch), written back and read as the Flink operator does.
 #[derive(Default)]
-struct Backend {
-    rows: std::collections::HashMap<i32, RecordBatch>,
+pub(crate) struct Backend {
+    pub(crate) rows: std::collections::HashMap<i32, RecordBatch>,
 }
 
 impl Backend {
-    fn write(&mut self, changes: Option<RecordBatch>) {
+    pub(crate) fn write(&mut self, changes: Option<RecordBatch>) {
         let Some(changes) = changes else { return };
         let kind = changes.schema().index_of(ROW_KIND_COLUMN).unwrap();
         let keys = changes
@@ -232,7 +232,7 @@ impl Backend {
     }
 
     /// The state rows of those of `keys` the backend holds.
-    fn read(&self, keys: &RecordBatch) -> Option<RecordBatch> {
+    pub(crate) fn read(&self, keys: &RecordBatch) -> Option<RecordBatch> {
         let keys = keys
             .column(0)
             .as_any()
@@ -250,7 +250,7 @@ impl Backend {
 /// One batch through a cached operator: probe, load what the backend
 /// holds, fold; then empty the cache into the backend when it is nearly
 /// full (immediate emission: after every batch; mini-batch: after a flush).
-fn cached_step(
+pub(crate) fn cached_step(
     op: &mut GroupAggOperator,
     backend: &mut Backend,
     batch: &RecordBatch,

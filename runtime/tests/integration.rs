@@ -14,6 +14,7 @@ mod changelog;
 #[cfg(feature = "datafusion")]
 mod datafusion;
 mod flink_state;
+mod flink_views;
 mod golden_snapshot;
 mod group_table;
 mod incremental;

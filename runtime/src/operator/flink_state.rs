@@ -21,6 +21,7 @@ use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use arrow_select::concat::concat_batches;
 
+use super::flink_views::FlinkViews;
 use super::written_keys::WrittenKeys;
 use super::GroupAggOperator;
 use crate::error::{AggError, Result};
@@ -65,6 +66,9 @@ pub(super) struct FlinkState {
     /// (all, or none for a GROUP BY without calls: Flink keeps an empty
     /// row, the runtime a hidden COUNT(*)).
     stored: usize,
+    /// The DISTINCT views (Flink's `distinctAcc_<i>` map states), whose
+    /// columns follow the calls' own accumulator columns.
+    views: FlinkViews,
 }
 
 /// What an operator bound to Flink's layout knows of the groups its state
@@ -154,11 +158,24 @@ impl FlinkState {
 
 impl GroupAggOperator {
     /// Binds the operator's state to Flink's accumulator layout
-    /// `acc_types` (Flink's `accTypes` of the operator it stands for). The
-    /// accumulators must hold exactly those fields; otherwise nothing
-    /// changes and the error says which differ. Bind before the first
-    /// batch.
+    /// `acc_types` (Flink's `accTypes` of the operator it stands for, no
+    /// DISTINCT view). See
+    /// [`bind_flink_state_with_views`](Self::bind_flink_state_with_views).
     pub fn bind_flink_state(&mut self, acc_types: &[SqlType]) -> Result<()> {
+        self.bind_flink_state_with_views(acc_types, 0)
+    }
+
+    /// Binds the operator's state to Flink's accumulator layout: the
+    /// accumulator fields `acc_types` (Flink's `accTypes` of the operator
+    /// it stands for, but its DISTINCT views), then `views` DISTINCT views
+    /// (Flink's DistinctInfos, kept as map states). The accumulators must
+    /// hold exactly those fields and views; otherwise nothing changes and
+    /// the error says which differ. Bind before the first batch.
+    pub fn bind_flink_state_with_views(
+        &mut self,
+        acc_types: &[SqlType],
+        views: usize,
+    ) -> Result<()> {
         let refuse = |why: String| Err(AggError::Plan(format!("Flink's state layout: {why}")));
         if !matches!(self.plan.phase, Phase::Single | Phase::Global) {
             return refuse(format!(
@@ -166,13 +183,25 @@ impl GroupAggOperator {
                 self.plan.phase.as_str()
             ));
         }
-        if self.finals.is_some() || !self.plan.views.is_empty() {
-            return refuse("DISTINCT views are kept as Flink MapStates, not yet written".into());
+        if self.finals.is_some() {
+            return refuse(
+                "the incremental aggregate of a split-distinct plan is not yet written".into(),
+            );
         }
-        if let Some(call) = self.calls.iter().find(|c| c.distinct) {
+        let flink_views = match FlinkViews::of(self) {
+            Ok(v) => v,
+            Err(why) => return refuse(why),
+        };
+        if flink_views.len() > 0 && self.ttl_ms().is_some() {
+            return refuse(
+                "DISTINCT views with a state TTL (Flink keeps a TTL per map entry) are not yet written"
+                    .into(),
+            );
+        }
+        if flink_views.len() != views {
             return refuse(format!(
-                "{}(DISTINCT) keeps its values in a Flink MapState, not yet written",
-                call.function
+                "the calls form {} DISTINCT views, Flink's operator keeps {views}",
+                flink_views.len()
             ));
         }
         if !self.table.is_empty() {
@@ -186,10 +215,8 @@ impl GroupAggOperator {
         } else {
             self.accs.len()
         };
-        let ours: Vec<DataType> = self.accs[..stored]
-            .iter()
-            .flat_map(|a| a.partial_types())
-            .collect();
+        let mut ours = flink_views.column_types(self, stored);
+        let view_types = ours.split_off(ours.len() - views);
         let same = ours.len() == flinks.len()
             && ours.iter().zip(&flinks).all(|(a, b)| a.equals_datatype(b));
         if !same {
@@ -209,6 +236,12 @@ impl GroupAggOperator {
                 .enumerate()
                 .map(|(i, t)| Field::new(format!("acc{i}"), t, true)),
         );
+        fields.extend(
+            view_types
+                .into_iter()
+                .enumerate()
+                .map(|(v, t)| Field::new(format!("view{v}"), t, true)),
+        );
         let ttl = self.ttl_ms().is_some();
         if ttl {
             fields.push(Field::new(WRITTEN_COLUMN, DataType::Int64, false));
@@ -224,6 +257,7 @@ impl GroupAggOperator {
             backend: BackendKeys::AllCached,
             ttl,
             stored,
+            views: flink_views,
         });
         Ok(())
     }
@@ -291,9 +325,7 @@ impl GroupAggOperator {
         kinds: Int8Array,
     ) -> Result<RecordBatch> {
         let mut columns = self.table.keys(groups)?;
-        for acc in &self.accs[..state.stored] {
-            columns.extend(acc.partials(groups)?);
-        }
+        columns.extend(state.views.columns(self, state.stored, groups)?);
         if state.ttl {
             columns.push(self.write_times(groups));
         }
@@ -403,6 +435,13 @@ impl GroupAggOperator {
         let stored = state.stored;
         let written = state.ttl.then(|| columns[acc_end].clone());
         let state_columns: Vec<ArrayRef> = columns[nkeys..acc_end].to_vec();
+        let by_call = match state.views.partials_by_call(self, stored, &state_columns) {
+            Ok(by_call) => by_call,
+            Err(e) => {
+                self.table.truncate(before);
+                return Err(e);
+            }
+        };
         let table_growth = self.table.memory_bytes().saturating_sub(table_bytes);
         let bytes = table_growth + self.growth_bound(rows, 0, std::slice::from_ref(&state_columns));
         if let Err(e) = self.reserve(bytes, table_growth) {
@@ -410,11 +449,8 @@ impl GroupAggOperator {
             return Err(e);
         }
         self.grow_groups();
-        let mut at = 0;
-        for acc in self.accs.iter_mut().take(stored) {
-            let width = acc.partial_types().len();
-            acc.merge(&state_columns[at..at + width], &ids)?;
-            at += width;
+        for (acc, partials) in self.accs.iter_mut().zip(&by_call) {
+            acc.merge(partials, &ids)?;
         }
         for &g in &ids {
             self.live.set(g as usize);

@@ -30,6 +30,7 @@ mod cache;
 mod changelog;
 mod checkpoint;
 mod flink_state;
+mod flink_views;
 mod fusion;
 mod immediate;
 mod incremental;

@@ -1,0 +1,189 @@
+//! DISTINCT views in Flink's layout: Flink keeps each DistinctInfo (the
+//! DISTINCT calls over one argument) as a `MapState` beside `accState`
+//! (`distinctAcc_<i>`), an entry per value with a bit (insert-only input)
+//! or a count (retracting input) per call, and a placeholder field at the
+//! end of the accumulator row. A change batch of an operator bound to
+//! Flink's layout carries, after the calls' own accumulator columns, one
+//! view column per DistinctInfo, in Flink's order: a group's whole map as a
+//! list of `{key, value}` entries (`views::ViewLayout`), which the Java
+//! operator writes into the `MapState` and reads back from it.
+
+use arrow_array::ArrayRef;
+use arrow_schema::DataType;
+
+use super::views::{own_partials, ViewLayout};
+use super::GroupAggOperator;
+use crate::error::{AggError, Result};
+use crate::plan::arrow_type;
+use crate::types::{InputMode, Phase};
+
+/// One DistinctInfo: its calls and the layout of its view column.
+#[derive(Debug, Clone)]
+pub(super) struct FlinkView {
+    /// The calls sharing the view, call `calls[i]` on bit or count `i`.
+    calls: Vec<usize>,
+    /// The view column's layout.
+    layout: ViewLayout,
+}
+
+/// The DISTINCT views of an operator's state in Flink's layout.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FlinkViews {
+    /// In Flink's order (its `distinctAcc_<i>` states).
+    views: Vec<FlinkView>,
+    /// By call: whether the call is in a view (its last partial column is
+    /// its list, which travels in the view column).
+    in_view: Vec<bool>,
+}
+
+impl FlinkViews {
+    /// The views of `op`'s DISTINCT calls as Flink's planner forms them:
+    /// in the global phase the plan's views; else the DISTINCT calls over
+    /// one argument column, in the order of their first call. Calls over
+    /// several arguments are refused (their key is a row).
+    pub(super) fn of(op: &GroupAggOperator) -> std::result::Result<Self, String> {
+        let calls = &op.calls;
+        let mut in_view = vec![false; op.accs.len()];
+        let retracting = op.plan.input == InputMode::Retracting;
+        let groups: Vec<Vec<usize>> = if op.plan.phase == Phase::Global {
+            op.plan.views.iter().map(|v| v.calls.clone()).collect()
+        } else {
+            let mut by_column: Vec<(usize, Vec<usize>)> = Vec::new();
+            for (c, call) in calls.iter().enumerate().filter(|(_, c)| c.distinct) {
+                let [column] = call.args[..] else {
+                    return Err(format!(
+                        "{}(DISTINCT) over {} arguments keeps a row per value",
+                        call.function,
+                        call.args.len()
+                    ));
+                };
+                match by_column.iter_mut().find(|(col, _)| *col == column) {
+                    Some((_, group)) => group.push(c),
+                    None => by_column.push((column, vec![c])),
+                }
+            }
+            by_column.into_iter().map(|(_, group)| group).collect()
+        };
+        let mut views = Vec::with_capacity(groups.len());
+        for group in groups {
+            let Some(key) = group
+                .first()
+                .and_then(|&c| calls.get(c))
+                .and_then(|c| c.arg_types.first())
+            else {
+                return Err("a DISTINCT view without calls or arguments".into());
+            };
+            for &c in &group {
+                if c >= in_view.len() {
+                    return Err(format!("DISTINCT view names call {c}"));
+                }
+                in_view[c] = true;
+            }
+            views.push(FlinkView {
+                layout: ViewLayout {
+                    key_type: arrow_type(key),
+                    calls: group.len(),
+                    retracting,
+                },
+                calls: group,
+            });
+        }
+        if let Some(c) = (0..calls.len()).find(|&c| calls[c].distinct && !in_view[c]) {
+            return Err(format!(
+                "{}(DISTINCT) is in none of the plan's views",
+                calls[c].function
+            ));
+        }
+        Ok(FlinkViews { views, in_view })
+    }
+
+    /// Number of views (Flink's DistinctInfos).
+    pub(super) fn len(&self) -> usize {
+        self.views.len()
+    }
+
+    /// The Arrow types of the accumulator columns in Flink's layout: each
+    /// call's own partial columns, then the view columns.
+    pub(super) fn column_types(&self, op: &GroupAggOperator, stored: usize) -> Vec<DataType> {
+        let mut types: Vec<DataType> = op.accs[..stored]
+            .iter()
+            .enumerate()
+            .flat_map(|(c, a)| own_partials(a.partial_types(), self.viewed(c)))
+            .collect();
+        types.extend(self.views.iter().map(|v| v.layout.data_type()));
+        types
+    }
+
+    fn viewed(&self, call: usize) -> bool {
+        self.in_view.get(call).copied().unwrap_or(false)
+    }
+
+    /// The accumulator columns of `groups` in Flink's layout (see
+    /// [`column_types`](Self::column_types)).
+    pub(super) fn columns(
+        &self,
+        op: &GroupAggOperator,
+        stored: usize,
+        groups: &[u32],
+    ) -> Result<Vec<ArrayRef>> {
+        let mut columns = Vec::new();
+        let mut lists: Vec<Option<ArrayRef>> = vec![None; stored];
+        for (c, acc) in op.accs[..stored].iter().enumerate() {
+            let mut partials = acc.partials(groups)?;
+            if self.viewed(c) {
+                lists[c] = partials.pop();
+            }
+            columns.extend(partials);
+        }
+        for view in &self.views {
+            let members = view
+                .calls
+                .iter()
+                .map(|&c| {
+                    lists.get_mut(c).and_then(Option::take).ok_or_else(|| {
+                        AggError::Plan(format!("call {c} has no DISTINCT view list"))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            columns.push(view.layout.join(&members)?);
+        }
+        Ok(columns)
+    }
+
+    /// Each stored accumulator's partial columns (its list split from its
+    /// view column last) of accumulator columns in Flink's layout.
+    pub(super) fn partials_by_call(
+        &self,
+        op: &GroupAggOperator,
+        stored: usize,
+        columns: &[ArrayRef],
+    ) -> Result<Vec<Vec<ArrayRef>>> {
+        let mut by_call = Vec::with_capacity(stored);
+        let mut at = 0;
+        for (c, acc) in op.accs[..stored].iter().enumerate() {
+            let width = own_partials(acc.partial_types(), self.viewed(c)).len();
+            let own = columns.get(at..at + width).ok_or_else(|| {
+                AggError::Snapshot(format!(
+                    "state rows hold {} accumulator columns, fewer than Flink's layout needs",
+                    columns.len()
+                ))
+            })?;
+            by_call.push(own.to_vec());
+            at += width;
+        }
+        let views = columns.get(at..).unwrap_or_default();
+        if views.len() != self.views.len() {
+            return Err(AggError::Snapshot(format!(
+                "state rows hold {} DISTINCT view columns, Flink's layout {}",
+                views.len(),
+                self.views.len()
+            )));
+        }
+        for (view, column) in self.views.iter().zip(views) {
+            for (slot, &c) in view.calls.iter().enumerate() {
+                by_call[c].push(view.layout.split(column, slot)?);
+            }
+        }
+        Ok(by_call)
+    }
+}
