@@ -1,10 +1,10 @@
 package dev.aggforge.flink.operator;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -13,17 +13,24 @@ import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.api.common.state.KeyedStateStore;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.ttl.TtlValue;
+import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RawValueData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.data.utils.ProjectedRowData;
+import org.apache.flink.table.runtime.dataview.DataViewUtils;
+import org.apache.flink.table.runtime.dataview.StateMapView;
+import org.apache.flink.table.runtime.typeutils.ExternalSerializer;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.runtime.util.StateConfigUtil;
@@ -53,6 +60,9 @@ import dev.aggforge.flink.nativelib.ArrowAggregate;
  */
 final class FlinkGroupState {
 
+    /** The runtime's marker of a DISTINCT view among the accumulator types it binds. */
+    private static final String DISTINCT_VIEW = "DISTINCT_VIEW";
+
     /** Flink's name of a group aggregate's accumulator state. */
     static final String ACC_STATE = "accState";
 
@@ -71,6 +81,8 @@ final class FlinkGroupState {
     private final ProjectedRowData accView;
     /** Flink's accumulator fields against the runtime's columns. */
     private final AccumulatorFields accFields;
+    /** The DISTINCT views' map states ({@code distinctAcc_<i>}), as {@link AccumulatorFields#views}. */
+    private final List<StateMapView<VoidNamespace, Object, Object>> viewStates;
     private final ArrowToRowData changes;
     private final ArrowToRowData keyReader;
     private final BufferAllocator allocator;
@@ -91,7 +103,8 @@ final class FlinkGroupState {
             Consumer<Object> setCurrentKey,
             BufferAllocator allocator) {
         RowType keyType = spec.keyType();
-        RowType accType = spec.accType();
+        this.accFields = AccumulatorFields.of(spec.accType());
+        RowType accType = accFields.stateType();
         ValueStateDescriptor<RowData> descriptor =
                 new ValueStateDescriptor<>(
                         ACC_STATE, InternalTypeInfo.ofFields(accType.getChildren().toArray(new LogicalType[0])));
@@ -101,10 +114,10 @@ final class FlinkGroupState {
             descriptor.enableTimeToLive(ttlConfig);
         }
         this.accState = store.getState(descriptor);
+        this.viewStates = viewStates(accFields, store, ttlConfig);
         this.timedState = ttlConfig.isEnabled() ? timedValues(accState) : null;
         this.backend = backend;
         this.setCurrentKey = setCurrentKey;
-        this.accFields = AccumulatorFields.of(accType);
         List<LogicalType> fields = new ArrayList<>(keyType.getChildren());
         fields.addAll(accFields.nativeType().getChildren());
         List<String> names = new ArrayList<>(keyType.getFieldNames());
@@ -144,7 +157,13 @@ final class FlinkGroupState {
             return null;
         }
         StringBuilder json = new StringBuilder("[");
-        for (LogicalType type : AccumulatorFields.of(spec.accType()).nativeType().getChildren()) {
+        AccumulatorFields fields = AccumulatorFields.of(spec.accType());
+        for (int i = 0; i < fields.nativeType().getFieldCount(); i++) {
+            LogicalType type = fields.nativeType().getTypeAt(i);
+            if (fields.isView(i)) {
+                json.append(json.length() > 1 ? "," : "").append(quote(DISTINCT_VIEW));
+                continue;
+            }
             if (ArrowTypes.layoutOf(type).isEmpty()) {
                 refused.accept("Flink's accumulator field " + type.asSummaryString() + " has no Arrow layout");
                 return null;
@@ -157,6 +176,35 @@ final class FlinkGroupState {
             return null;
         }
         return new FlinkGroupState(spec, store, backend, setCurrentKey, allocator);
+    }
+
+    /**
+     * The map state of each of {@code fields}' DISTINCT views, with the descriptors Flink's
+     * operator opens it with (its generated code asks PerKeyStateDataViewStore, which needs the
+     * runtime context's keyed store, not set yet while state is initialized).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static List<StateMapView<VoidNamespace, Object, Object>> viewStates(
+            AccumulatorFields fields, KeyedStateStore store, StateTtlConfig ttlConfig) {
+        List<StateMapView<VoidNamespace, Object, Object>> states = new ArrayList<>();
+        for (AccumulatorFields.View view : fields.views()) {
+            DataViewUtils.DistinctViewSpec spec = new DataViewUtils.DistinctViewSpec(view.stateId(), view.dataType());
+            TypeSerializer keys = spec.getKeySerializer().orElseGet(() -> ExternalSerializer.of(spec.getKeyDataType()));
+            TypeSerializer values =
+                    spec.getValueSerializer().orElseGet(() -> ExternalSerializer.of(spec.getValueDataType()));
+            MapStateDescriptor<Object, Object> map = new MapStateDescriptor<>(spec.getStateId(), keys, values);
+            // PerKeyStateDataViewStore's name of the NULL key's state (DistinctViewSpec handles NULL keys).
+            ValueStateDescriptor<Object> nullKey =
+                    new ValueStateDescriptor<>(spec.getStateId() + "_null_state", values);
+            if (ttlConfig.isEnabled()) {
+                map.enableTimeToLive(ttlConfig);
+                nullKey.enableTimeToLive(ttlConfig);
+            }
+            states.add(
+                    new StateMapView.KeyedStateMapViewWithKeysNullable<>(
+                            store.getMapState(map), store.getState(nullKey)));
+        }
+        return states;
     }
 
     /** The state TTL in the plan ({@code state_ttl_ms}; 0: none). */
@@ -185,7 +233,7 @@ final class FlinkGroupState {
      * Writes a change batch's rows (updates, and clears for -D rows) into the backend; {@code
      * checkpoint}: a checkpoint's write-back (where tests inject failures).
      */
-    private long write(VectorSchemaRoot root, boolean checkpoint) throws IOException {
+    private long write(VectorSchemaRoot root, boolean checkpoint) throws Exception {
         changes.bind(root);
         int failAt = checkpoint && changes.rowCount() >= 2 && injectFailure() ? changes.rowCount() / 2 : -1;
         for (int i = 0; i < changes.rowCount(); i++) {
@@ -196,7 +244,11 @@ final class FlinkGroupState {
             setCurrentKey.accept(keySerializer.toBinaryRow(keyView.replaceRow(row)).copy());
             if (row.getRowKind() == RowKind.DELETE) {
                 accState.clear();
+                for (StateMapView<VoidNamespace, Object, Object> view : viewStates) {
+                    view.clear();
+                }
             } else {
+                writeViews(row);
                 RowData acc = accSerializer.toBinaryRow(accFields.toFlink(accView.replaceRow(row))).copy();
                 if (timedState != null) {
                     timedState.update(new TtlValue<>(acc, row.getLong(writtenField)));
@@ -206,6 +258,43 @@ final class FlinkGroupState {
             }
         }
         return changes.rowCount();
+    }
+
+    /**
+     * Writes the DISTINCT views of change row {@code row} into their map states: each view's
+     * whole map replaces the one held.
+     */
+    private void writeViews(RowData row) throws Exception {
+        int keys = keyView.getArity();
+        for (int v = 0; v < viewStates.size(); v++) {
+            AccumulatorFields.View view = accFields.views().get(v);
+            RawValueData<MapView<Object, Object>> raw = row.getRawValue(keys + view.field());
+            StateMapView<VoidNamespace, Object, Object> state = viewStates.get(v);
+            state.clear();
+            if (raw != null) {
+                state.putAll(raw.toObject(view.heapSerializer()).getMap());
+            }
+        }
+    }
+
+    /** The runtime's accumulator row of Flink's {@code acc} for the current key, views read. */
+    private RowData toNative(RowData acc) throws Exception {
+        RowData out = accFields.toNative(acc);
+        if (viewStates.isEmpty()) {
+            return out;
+        }
+        GenericRowData row = (GenericRowData) out;
+        for (int v = 0; v < viewStates.size(); v++) {
+            MapView<Object, Object> map = new MapView<>();
+            for (Map.Entry<Object, Object> entry : viewStates.get(v).entries()) {
+                // The runtime's views hold no NULL value (Flink's NULL entry changes no result).
+                if (entry.getKey() != null) {
+                    map.put(entry.getKey(), entry.getValue());
+                }
+            }
+            row.setField(accFields.views().get(v).field(), RawValueData.fromObject(map));
+        }
+        return row;
     }
 
     /**
@@ -258,8 +347,8 @@ final class FlinkGroupState {
             if (root != null) {
                 write(root, false);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("aggforge: writing evicted groups to the state backend", e);
+        } catch (Exception e) {
+            throw new IllegalStateException("aggforge: writing evicted groups to the state backend", e);
         }
         backendHoldsMore = true;
         NativeAggregateOperator.EVICTIONS.incrementAndGet();
@@ -285,15 +374,15 @@ final class FlinkGroupState {
                 setCurrentKey.accept(key);
                 RowData acc = timedState != null ? unexpired(timedState.value(), now) : accState.value();
                 if (acc != null) {
-                    rows.append(joined.replace(key, timedState != null ? acc : accFields.toNative(acc)));
+                    rows.append(joined.replace(key, timedState != null ? acc : toNative(acc)));
                 }
             }
             if (rows.rowCount() > 0) {
                 aggregate.loadState(rows.finish());
                 NativeAggregateOperator.FLINK_LAYOUT_LOADED.addAndGet(rows.rowCount());
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("aggforge: reading groups from the state backend", e);
+        } catch (Exception e) {
+            throw new IllegalStateException("aggforge: reading groups from the state backend", e);
         }
     }
 

@@ -41,7 +41,8 @@ import dev.aggforge.flink.operator.NativeAggregateOperator;
  * emission; otherwise the same table), and both runs end with the table of an uninterrupted
  * stock run.
  *
- * <p>Where a call keeps its state in aggforge's own format (DISTINCT views for now), the switch
+ * <p>Where a call keeps its state in aggforge's own format (the data views of MIN/MAX, LISTAGG and
+ * FIRST/LAST_VALUE over retracting input, for now), the switch
  * fails instead of starting the aggregate empty: into aggforge with a sentence that says what to
  * do, into stock Flink in Flink's restore of the operator's timers.
  */
@@ -83,6 +84,13 @@ class SavepointSwitchTest {
     private static final String FIRST_LAST_SQL =
             "SELECT k, FIRST_VALUE(v0), LAST_VALUE(v1), FIRST_VALUE(v2), COUNT(*) FROM t GROUP BY k";
 
+    /**
+     * MIN over retracting input: Flink keeps a map view of the values, which aggforge keeps in its
+     * own snapshot format for now.
+     */
+    private static final String RETRACTING_MIN_SQL =
+            "SELECT MOD(k, 7), MIN(s) FROM (SELECT k, SUM(v1) AS s FROM t GROUP BY k) GROUP BY MOD(k, 7)";
+
     /** A GROUP BY without calls: Flink's state is an empty row per key seen. */
     private static final String DISTINCT_KEYS_SQL = "SELECT k FROM t GROUP BY k";
 
@@ -99,7 +107,8 @@ class SavepointSwitchTest {
 
     /**
      * @param mode IMMEDIATE, MINI_BATCH or TWO_PHASE
-     * @param query SQL, RETRACTING_SQL, FIRST_LAST_SQL or DISTINCT_KEYS_SQL
+     * @param query SQL, RETRACTING_SQL, FIRST_LAST_SQL, DISTINCT_SQL (DISTINCT views: Flink's
+     *     map states) or DISTINCT_KEYS_SQL
      * @param backend hashmap or rocksdb
      * @param nativeFirst whether the first job (the savepoint's) runs with aggforge
      * @param resumedParallelism the resumed jobs' parallelism
@@ -116,6 +125,10 @@ class SavepointSwitchTest {
         "IMMEDIATE, DISTINCT_KEYS_SQL, hashmap, true, 1",
         "IMMEDIATE, FIRST_LAST_SQL, hashmap, false, 1",
         "IMMEDIATE, FIRST_LAST_SQL, rocksdb, true, 1",
+        "IMMEDIATE, DISTINCT_SQL, hashmap, false, 1",
+        "IMMEDIATE, DISTINCT_SQL, rocksdb, true, 1",
+        "MINI_BATCH, DISTINCT_SQL, rocksdb, false, 2",
+        "TWO_PHASE, DISTINCT_SQL, hashmap, true, 1",
     })
     void savepointMovesBetweenStockFlinkAndAggforge(
             String mode,
@@ -136,6 +149,7 @@ class SavepointSwitchTest {
                     case "SQL" -> SQL;
                     case "RETRACTING_SQL" -> RETRACTING_SQL;
                     case "FIRST_LAST_SQL" -> FIRST_LAST_SQL;
+                    case "DISTINCT_SQL" -> NativeFailoverTest.DISTINCT_SQL;
                     default -> DISTINCT_KEYS_SQL;
                 };
         RunOptions aggforge = NativeFailoverTest.withAggforge(options);
@@ -184,7 +198,7 @@ class SavepointSwitchTest {
     void stateAggforgeCannotKeepInFlinksLayoutIsNeverDropped(@TempDir Path savepoints)
             throws Exception {
         RunOptions aggforge = NativeFailoverTest.withAggforge(IMMEDIATE);
-        String sql = NativeFailoverTest.DISTINCT_SQL;
+        String sql = RETRACTING_MIN_SQL;
         for (boolean nativeFirst : new boolean[] {false, true}) {
             Running first =
                     CheckpointedJob.of(nativeFirst ? aggforge : IMMEDIATE, sql, T)

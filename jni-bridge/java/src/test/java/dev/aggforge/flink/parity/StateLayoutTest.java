@@ -75,9 +75,10 @@ class StateLayoutTest {
                 "insert-only ; COUNT(*) FILTER (WHERE v1 > 0), SUM(v1) FILTER (WHERE v1 > 0) ; true ; 2",
                 "insert-only ; FIRST_VALUE(v0), COUNT(*) ; true ; 1",
                 "insert-only ; LAST_VALUE(v1), LAST_VALUE(v3), FIRST_VALUE(v2) ; true ; 1",
-                "insert-only ; COUNT(DISTINCT v1) ; false ; 2",
+                "insert-only ; COUNT(DISTINCT v1), SUM(DISTINCT v1) FILTER (WHERE v1 > 0), COUNT(DISTINCT v0) ; true ; 2",
                 "retracting ; SUM(s), AVG(s), COUNT(s), COUNT(*), SUM(d), AVG(d) ; true ; 4",
                 "retracting ; SUM(s) FILTER (WHERE s > 0) ; true ; 4",
+                "retracting ; COUNT(DISTINCT s), SUM(DISTINCT s) FILTER (WHERE s > 0) ; true ; 4",
                 "retracting ; MIN(s) ; false ; 4",
                 "retracting ; MAX(c) ; false ; 4",
             })

@@ -7,10 +7,13 @@ import java.util.Optional;
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
+import org.apache.flink.table.planner.plan.utils.DistinctInfo;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
+import org.apache.flink.table.runtime.dataview.DataViewUtils.DistinctViewSpec;
 import org.apache.flink.table.runtime.types.LogicalTypeDataTypeConverter;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
 
 import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
@@ -43,7 +46,10 @@ public final class FlinkAccumulators {
 
     /**
      * Flink's accumulator row of {@code stock} (single and global phases; the others keep no
-     * {@code accState}), its fields named {@code acc0}, {@code acc1}, ...
+     * {@code accState}), its fields named {@code acc0}, {@code acc1}, ..., but for the DISTINCT
+     * views at the end: Flink keeps each as a map state and a placeholder field, given here as a
+     * {@code MAP<value, BIGINT or ARRAY<BIGINT>>} field named by its state ({@code
+     * distinctAcc_<i>}).
      *
      * @param input the single phase's input row (the global phase's comes from {@code stock})
      */
@@ -84,6 +90,27 @@ public final class FlinkAccumulators {
         List<String> names = new ArrayList<>(types.size());
         for (int i = 0; i < types.size(); i++) {
             names.add("acc" + i);
+        }
+        // The DISTINCT views' placeholders (the last fields) as MAP<value, bits or counts> named
+        // by their map state (distinctAcc_<i>), which the operator keeps beside accState.
+        List<DistinctInfo> views = new ArrayList<>();
+        for (DistinctInfo info : infos.distinctInfos()) {
+            if (!info.excludeAcc()) {
+                views.add(info);
+            }
+        }
+        int first = types.size() - views.size();
+        for (int v = 0; v < views.size(); v++) {
+            DistinctInfo info = views.get(v);
+            if (info.dataViewSpec().isDefined()) {
+                DistinctViewSpec spec = info.dataViewSpec().get();
+                types.set(
+                        first + v,
+                        new MapType(
+                                info.keyType().getLogicalType(),
+                                spec.getValueDataType().getLogicalType()));
+                names.set(first + v, spec.getStateId());
+            }
         }
         return Optional.of(
                 RowType.of(types.toArray(new LogicalType[0]), names.toArray(new String[0])));
