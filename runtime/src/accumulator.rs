@@ -119,6 +119,14 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
     /// Merges partial columns (Flink layout) into the given groups.
     fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()>;
 
+    /// Sets fresh groups from partial columns read back from Flink's
+    /// state backend: a merge, but a DISTINCT call takes its aggregate's
+    /// columns as they are and its view as it is (a merge would fold the
+    /// view's values again, in another order).
+    fn load(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
+        self.merge(partials, group_ids)
+    }
+
     /// The current result of each listed group.
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef>;
 

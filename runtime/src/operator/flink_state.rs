@@ -450,7 +450,7 @@ impl GroupAggOperator {
         }
         self.grow_groups();
         for (acc, partials) in self.accs.iter_mut().zip(&by_call) {
-            acc.merge(partials, &ids)?;
+            acc.load(partials, &ids)?;
         }
         for &g in &ids {
             self.live.set(g as usize);

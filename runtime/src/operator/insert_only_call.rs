@@ -100,6 +100,10 @@ impl GroupAccumulator for InsertOnlyCall {
         self.0.merge(partials, group_ids)
     }
 
+    fn load(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
+        self.0.load(partials, group_ids)
+    }
+
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {
         self.0.evaluate(groups)
     }

@@ -509,6 +509,43 @@ where
         self.inner.update::<RETRACTING>(spec, &inner)
     }
 
+    /// The inner aggregate's partial columns merged into the fresh groups
+    /// as they are, the view's list set as it is: folding the view's
+    /// values again would change order-sensitive results (LISTAGG) and
+    /// the rounding of floating-point sums.
+    fn load<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+    ) -> Result<()> {
+        let Some((views, inner)) = partials.split_last() else {
+            return Err(AggError::Input(format!(
+                "{}: expected the inner partial columns and the DISTINCT views",
+                spec.name
+            )));
+        };
+        let ids = groups.ids();
+        let (offsets, key_column, counts) = read_counted_list(views, spec.name)?;
+        if offsets.len() != ids.len() + 1 {
+            return Err(AggError::Input(format!(
+                "{}: {} loaded views for {} groups",
+                spec.name,
+                offsets.len().saturating_sub(1),
+                ids.len()
+            )));
+        }
+        let keys_column = K::prepare(key_column)?;
+        let keys = K::bind(&keys_column, spec.name)?;
+        // Check every list first, so a bad column changes nothing.
+        self.lock()
+            .check_lists(ids, offsets, &keys, counts, spec.name)?;
+        self.inner.merge::<RETRACTING>(spec, inner, groups)?;
+        self.lock()
+            .restore_call(self.call, ids, offsets, &keys, counts);
+        Ok(())
+    }
+
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
         self.inner.evaluate(spec, groups)
     }

@@ -144,6 +144,17 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
         partials: &[ArrayRef],
         groups: &GroupIds<'_>,
     ) -> Result<()>;
+    /// Sets fresh groups from partial columns read back from Flink's state
+    /// backend (checked; see `GroupAccumulator::load`): a merge unless the
+    /// state holds more than its partials say.
+    fn load<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+    ) -> Result<()> {
+        self.merge::<RETRACTING>(spec, partials, groups)
+    }
     /// The results of the listed groups.
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef>;
     /// The partial columns of the listed groups.
@@ -379,6 +390,17 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
         )?;
         self.state
             .merge::<RETRACTING>(&self.spec, partials, &groups)
+    }
+
+    fn load(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
+        let groups = crate::kernel::check_groups(group_ids, self.state.len(), self.spec.name)?;
+        let partials = crate::kernel::check_columns(
+            partials,
+            &self.spec.partial_types,
+            group_ids.len(),
+            self.spec.name,
+        )?;
+        self.state.load::<RETRACTING>(&self.spec, partials, &groups)
     }
 
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {
