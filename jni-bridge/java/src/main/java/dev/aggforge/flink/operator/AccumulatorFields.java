@@ -9,7 +9,6 @@ import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RawValueData;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.runtime.dataview.DataViewUtils;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -17,6 +16,9 @@ import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RawType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.utils.DataTypeUtils;
+import org.apache.flink.table.dataview.NullSerializer;
+import org.apache.flink.table.runtime.typeutils.ExternalSerializer;
+
 
 /**
  * Flink's accumulator row of a group aggregate ({@code accState}'s value) against the runtime's
@@ -86,8 +88,8 @@ final class AccumulatorFields {
                 runtimeType = ((RowType) type).getTypeAt(0);
             } else if (kinds[i] == Kind.VIEW) {
                 DataType view = viewDataType((MapType) type);
-                runtimeType = DataViewUtils.adjustDataViews(view, false).getLogicalType();
-                stateFieldType = DataViewUtils.adjustDataViews(view, true).getLogicalType();
+                runtimeType = rawView(view, ExternalSerializer.of(view));
+                stateFieldType = rawView(view, NullSerializer.INSTANCE);
                 views.add(new View(i, name, view, heapSerializer(runtimeType)));
             }
             any |= kinds[i] != Kind.PLAIN;
@@ -174,6 +176,17 @@ final class AccumulatorFields {
                         ? DataTypes.BIGINT().notNull()
                         : DataTypes.ARRAY(DataTypes.BIGINT().notNull()).bridgedTo(long[].class);
         return MapView.newMapViewDataType(key, value);
+    }
+
+    /**
+     * A data view's accumulator field type as Flink's DataViewUtils.adjustDataViews makes it: a
+     * {@code RAW} of the view class with {@code serializer} (the view's {@link
+     * ExternalSerializer}, or the NullSerializer of a view kept in state). Written out: the
+     * planner's copy of DataViewUtils on Flink 1.20 is not on a TaskManager's class path.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static LogicalType rawView(DataType view, TypeSerializer<?> serializer) {
+        return DataTypes.RAW((Class) view.getConversionClass(), (TypeSerializer) serializer).getLogicalType();
     }
 
     @SuppressWarnings("unchecked")

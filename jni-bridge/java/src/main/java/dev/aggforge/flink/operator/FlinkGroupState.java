@@ -28,7 +28,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.data.utils.ProjectedRowData;
-import org.apache.flink.table.runtime.dataview.DataViewUtils;
+import org.apache.flink.table.runtime.dataview.MapViewSpec;
 import org.apache.flink.table.runtime.dataview.StateMapView;
 import org.apache.flink.table.runtime.typeutils.ExternalSerializer;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
@@ -188,7 +188,8 @@ final class FlinkGroupState {
             AccumulatorFields fields, KeyedStateStore store, StateTtlConfig ttlConfig) {
         List<StateMapView<VoidNamespace, Object, Object>> states = new ArrayList<>();
         for (AccumulatorFields.View view : fields.views()) {
-            DataViewUtils.DistinctViewSpec spec = new DataViewUtils.DistinctViewSpec(view.stateId(), view.dataType());
+            // DataViewUtils.DistinctViewSpec's map spec (a class of the planner on Flink 1.20).
+            MapViewSpec spec = new MapViewSpec(view.stateId(), -1, view.dataType().getChildren().get(0), true);
             TypeSerializer keys = spec.getKeySerializer().orElseGet(() -> ExternalSerializer.of(spec.getKeyDataType()));
             TypeSerializer values =
                     spec.getValueSerializer().orElseGet(() -> ExternalSerializer.of(spec.getValueDataType()));

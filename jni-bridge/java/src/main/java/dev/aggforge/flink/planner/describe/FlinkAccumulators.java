@@ -9,7 +9,7 @@ import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.plan.utils.DistinctInfo;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
-import org.apache.flink.table.runtime.dataview.DataViewUtils.DistinctViewSpec;
+import org.apache.flink.table.runtime.dataview.MapViewSpec;
 import org.apache.flink.table.runtime.types.LogicalTypeDataTypeConverter;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -103,7 +103,7 @@ public final class FlinkAccumulators {
         for (int v = 0; v < views.size(); v++) {
             DistinctInfo info = views.get(v);
             if (info.dataViewSpec().isDefined()) {
-                DistinctViewSpec spec = info.dataViewSpec().get();
+                MapViewSpec spec = info.dataViewSpec().get();
                 types.set(
                         first + v,
                         new MapType(
