@@ -13,6 +13,7 @@
 #   scripts/bench-checkpoints.sh -Dnative.skip                 # library already built
 #   scripts/bench-checkpoints.sh -Dbench.memoryBudget=32mb     # aggforge's cache smaller than the state
 #   scripts/bench-checkpoints.sh -Dbench.keys=200000 -Dbench.checkpointMs=2000 -Dbench.checkpoints=5
+#   scripts/bench-checkpoints.sh "-Dbench.sql=SELECT MOD(k, 1000), COUNT(DISTINCT v) FROM src GROUP BY MOD(k, 1000)"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

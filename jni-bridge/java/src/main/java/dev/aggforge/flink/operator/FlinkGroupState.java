@@ -3,8 +3,10 @@ package dev.aggforge.flink.operator;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -17,9 +19,9 @@ import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.ttl.TtlValue;
 import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.GenericRowData;
@@ -262,19 +264,45 @@ final class FlinkGroupState {
     }
 
     /**
-     * Writes the DISTINCT views of change row {@code row} into their map states: each view's
-     * whole map replaces the one held.
+     * Writes the DISTINCT views of change row {@code row} into their map states: each view's map
+     * becomes the row's (see {@link #replaceEntries}).
      */
     private void writeViews(RowData row) throws Exception {
         int keys = keyView.getArity();
         for (int v = 0; v < viewStates.size(); v++) {
             AccumulatorFields.View view = accFields.views().get(v);
             RawValueData<MapView<Object, Object>> raw = row.getRawValue(keys + view.field());
-            StateMapView<VoidNamespace, Object, Object> state = viewStates.get(v);
-            state.clear();
-            if (raw != null) {
-                state.putAll(raw.toObject(view.heapSerializer()).getMap());
+            Map<Object, Object> next = raw == null ? Map.of() : raw.toObject(view.heapSerializer()).getMap();
+            replaceEntries(viewStates.get(v), next);
+        }
+    }
+
+    /**
+     * Makes {@code state}'s entries {@code next}'s, writing only the entries that differ (new,
+     * changed, gone), so that an incremental checkpoint uploads what changed, not the whole map.
+     * Flink's entry for a NULL value, which the runtime does not hold, is left as it is.
+     */
+    private static void replaceEntries(StateMapView<VoidNamespace, Object, Object> state, Map<Object, Object> next)
+            throws Exception {
+        Map<Object, Object> writes = new HashMap<>(next);
+        List<Object> gone = new ArrayList<>();
+        for (Map.Entry<Object, Object> held : state.entries()) {
+            Object key = held.getKey();
+            if (key == null) {
+                continue;
             }
+            Object value = writes.remove(key);
+            if (value == null) {
+                gone.add(key);
+            } else if (!Objects.deepEquals(value, held.getValue())) {
+                writes.put(key, value);
+            }
+        }
+        for (Object key : gone) {
+            state.remove(key);
+        }
+        if (!writes.isEmpty()) {
+            state.putAll(writes);
         }
     }
 

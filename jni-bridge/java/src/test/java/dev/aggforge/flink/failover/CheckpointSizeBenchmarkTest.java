@@ -45,12 +45,15 @@ import dev.aggforge.flink.operator.NativeAggregateOperator;
  * 10) after the one that holds the load; per checkpoint Flink's own statistics: the bytes it
  * uploaded (checkpointed size), the full state size and the end-to-end duration. Prints medians,
  * ranges and totals and writes a markdown table to {@code bench.out} (beside it:
- * bench-checkpoints.md). Optional: {@code bench.memoryBudget} for aggforge's cache.
+ * bench-checkpoints.md). Optional: {@code bench.memoryBudget} for aggforge's cache, {@code
+ * bench.sql} for another query over {@code src(k, v)}.
  */
 @Tag("checkpointbench")
 class CheckpointSizeBenchmarkTest {
 
-    private static final String SQL = "SELECT k, MIN(v), MAX(v), COUNT(*) FROM src GROUP BY k";
+    /** The query over {@code src(k INT, v BIGINT)} ({@code bench.sql}; v is unique per row). */
+    private static final String SQL =
+            System.getProperty("bench.sql", "SELECT k, MIN(v), MAX(v), COUNT(*) FROM src GROUP BY k");
 
     private static final long KEYS = Long.getLong("bench.keys", 1_000_000);
     private static final long INTERVAL_MS = Long.getLong("bench.checkpointMs", 10_000);
@@ -80,9 +83,9 @@ class CheckpointSizeBenchmarkTest {
         table.append(
                 String.format(
                         Locale.ROOT,
-                        "%d keys, ~%d changed per %d ms interval, RocksDB incremental, p=1; %d"
+                        "%s: %d keys, ~%d changed per %d ms interval, RocksDB incremental, p=1; %d"
                                 + " checkpoints after the load (aggforge: %d evictions)%n%n",
-                        KEYS, CHANGES_PER_INTERVAL, INTERVAL_MS, CHECKPOINTS, evicted));
+                        SQL, KEYS, CHANGES_PER_INTERVAL, INTERVAL_MS, CHECKPOINTS, evicted));
         table.append(
                 "| engine | uploaded per checkpoint MB, median [range] | total uploaded MB |"
                         + " full state MB (last) | end-to-end ms, median [range] |\n");

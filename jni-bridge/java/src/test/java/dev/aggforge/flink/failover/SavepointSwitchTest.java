@@ -91,6 +91,14 @@ class SavepointSwitchTest {
     private static final String RETRACTING_MIN_SQL =
             "SELECT MOD(k, 7), MIN(s) FROM (SELECT k, SUM(v1) AS s FROM t GROUP BY k) GROUP BY MOD(k, 7)";
 
+    /**
+     * DISTINCT over retracting input: the views hold counts, and values leave them (entries
+     * removed from Flink's map state).
+     */
+    private static final String RETRACTING_DISTINCT_SQL =
+            "SELECT MOD(k, 7), COUNT(DISTINCT MOD(s, 50)), SUM(DISTINCT MOD(s, 50)) FILTER (WHERE s > 0),"
+                    + " COUNT(*) FROM (SELECT k, SUM(v1) AS s FROM t GROUP BY k) GROUP BY MOD(k, 7)";
+
     /** A GROUP BY without calls: Flink's state is an empty row per key seen. */
     private static final String DISTINCT_KEYS_SQL = "SELECT k FROM t GROUP BY k";
 
@@ -107,8 +115,8 @@ class SavepointSwitchTest {
 
     /**
      * @param mode IMMEDIATE, MINI_BATCH or TWO_PHASE
-     * @param query SQL, RETRACTING_SQL, FIRST_LAST_SQL, DISTINCT_SQL (DISTINCT views: Flink's
-     *     map states) or DISTINCT_KEYS_SQL
+     * @param query SQL, RETRACTING_SQL, FIRST_LAST_SQL, DISTINCT_SQL, RETRACTING_DISTINCT_SQL (DISTINCT
+     *     views: Flink's map states) or DISTINCT_KEYS_SQL
      * @param backend hashmap or rocksdb
      * @param nativeFirst whether the first job (the savepoint's) runs with aggforge
      * @param resumedParallelism the resumed jobs' parallelism
@@ -129,6 +137,8 @@ class SavepointSwitchTest {
         "IMMEDIATE, DISTINCT_SQL, rocksdb, true, 1",
         "MINI_BATCH, DISTINCT_SQL, rocksdb, false, 2",
         "TWO_PHASE, DISTINCT_SQL, hashmap, true, 1",
+        "IMMEDIATE, RETRACTING_DISTINCT_SQL, rocksdb, false, 1",
+        "MINI_BATCH, RETRACTING_DISTINCT_SQL, hashmap, true, 2",
     })
     void savepointMovesBetweenStockFlinkAndAggforge(
             String mode,
@@ -150,6 +160,7 @@ class SavepointSwitchTest {
                     case "RETRACTING_SQL" -> RETRACTING_SQL;
                     case "FIRST_LAST_SQL" -> FIRST_LAST_SQL;
                     case "DISTINCT_SQL" -> NativeFailoverTest.DISTINCT_SQL;
+                    case "RETRACTING_DISTINCT_SQL" -> RETRACTING_DISTINCT_SQL;
                     default -> DISTINCT_KEYS_SQL;
                 };
         RunOptions aggforge = NativeFailoverTest.withAggforge(options);
