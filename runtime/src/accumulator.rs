@@ -127,6 +127,22 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
         self.merge(partials, group_ids)
     }
 
+    /// A DISTINCT call (state in Flink's layout): starts logging the view
+    /// entries that change. Others: nothing.
+    fn start_view_log(&mut self) {}
+
+    /// A DISTINCT call: forgets the logged entries (written back).
+    fn clear_view_log(&mut self) {}
+
+    /// A DISTINCT call with a log: its view's entries changed since the
+    /// log was cleared, of the listed groups. Others: `None`.
+    fn view_changes(
+        &self,
+        _groups: &[u32],
+    ) -> Result<Option<crate::templates::distinct_view::ChangedEntries>> {
+        Ok(None)
+    }
+
     /// The current result of each listed group.
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef>;
 

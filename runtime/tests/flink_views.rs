@@ -4,12 +4,17 @@
 //! continues exactly as unbounded state.
 
 use crate::common::*;
-use crate::flink_state::{cached_step, Backend, D, I};
+use crate::flink_state::{D, I};
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
-use arrow_array::{Array, Int32Array, Int64Array, ListArray, RecordBatch, StructArray};
-use arrow_schema::DataType;
+use arrow_array::{
+    Array, ArrayRef, Int32Array, Int64Array, Int8Array, ListArray, RecordBatch, StructArray,
+};
+use arrow_buffer::OffsetBuffer;
+use arrow_schema::{DataType, SchemaRef};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// COUNT(DISTINCT v), SUM(DISTINCT v) (one view of two calls) and SUM(v).
 fn distinct_plan(emission: Emission, input: InputMode) -> AggPlan {
@@ -102,6 +107,30 @@ fn a_change_batch_carries_each_groups_view_after_its_accumulators() {
         .collect();
     map.sort();
     assert_eq!(map, vec![(5, 0b11), (7, 0b11)]);
+    // After the write-back only changed entries travel: key 1 sees 5 again
+    // (no change) and 9 (new), key 2 nothing.
+    op.state_changes_written();
+    op.process(&kind_rows(&[(I, 1, Some(5)), (I, 1, Some(9))], false))
+        .unwrap();
+    let changes = op.state_changes().unwrap().unwrap();
+    assert_eq!(changes.num_rows(), 1);
+    let views = changes
+        .column(4)
+        .as_any()
+        .downcast_ref::<ListArray>()
+        .unwrap();
+    let entries = views.value(0);
+    let entries = entries.as_any().downcast_ref::<StructArray>().unwrap();
+    let int64 = |i: usize| {
+        entries
+            .column(i)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .values()
+            .to_vec()
+    };
+    assert_eq!((int64(0), int64(1)), (vec![9], vec![0b11]));
     // A view count that is not Flink's is refused.
     let mut other =
         GroupAggOperator::new(distinct_plan(Emission::Immediate, InputMode::InsertOnly)).unwrap();
@@ -136,7 +165,7 @@ fn a_cache_of_distinct_views_gives_the_changelog_of_unbounded_state() {
                 .collect();
             let mut unbounded = bound(emission, input, 64 << 20);
             let mut cached = bound(emission, input, 256 * 1024);
-            let mut backend = Backend::default();
+            let mut backend = ViewBackend::default();
             let flush = emission == Emission::MiniBatch;
             for batch in &batches {
                 let mut expected = opt_rows(unbounded.process(batch).unwrap());
@@ -144,7 +173,7 @@ fn a_cache_of_distinct_views_gives_the_changelog_of_unbounded_state() {
                     expected.extend(opt_rows(unbounded.flush().unwrap()));
                 }
                 assert_eq!(
-                    cached_step(&mut cached, &mut backend, batch, flush),
+                    view_step(&mut cached, &mut backend, batch, flush),
                     expected,
                     "{input:?} {emission:?}"
                 );
@@ -157,4 +186,173 @@ fn a_cache_of_distinct_views_gives_the_changelog_of_unbounded_state() {
             );
         }
     }
+}
+
+/// The state backend of the cache test with a DISTINCT view, as Flink's
+/// keeps it: per key the accumulator row and the map state, to which a
+/// change row's view entries apply one by one (an entry whose words are
+/// all 0 is removed), while a row read back carries the whole map.
+#[derive(Default)]
+struct ViewBackend {
+    schema: Option<SchemaRef>,
+    /// Key -> (the change row, its map: value -> words).
+    rows: HashMap<i32, (RecordBatch, HashMap<i64, Vec<i64>>)>,
+}
+
+/// Column of the view in this test's change batches (key, 3 accumulator
+/// columns over insert-only input, 6 over retracting).
+fn view_column(schema: &SchemaRef) -> usize {
+    schema.fields().len() - 2
+}
+
+impl ViewBackend {
+    fn write(&mut self, changes: Option<RecordBatch>) {
+        let Some(changes) = changes else { return };
+        let schema = changes.schema();
+        self.schema = Some(schema.clone());
+        let at = view_column(&schema);
+        let keys = changes
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap();
+        let kinds = changes
+            .column(at + 1)
+            .as_any()
+            .downcast_ref::<Int8Array>()
+            .unwrap();
+        let views = changes
+            .column(at)
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .unwrap();
+        for i in 0..changes.num_rows() {
+            if kinds.value(i) == D {
+                self.rows.remove(&keys.value(i));
+                continue;
+            }
+            let entry = self
+                .rows
+                .entry(keys.value(i))
+                .or_insert_with(|| (changes.slice(i, 1), HashMap::new()));
+            entry.0 = changes.slice(i, 1);
+            let entries = views.value(i);
+            let entries = entries.as_any().downcast_ref::<StructArray>().unwrap();
+            let values = entries
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            for e in 0..entries.len() {
+                let words = words_of(entries.column(1), e);
+                if words.iter().all(|&w| w == 0) {
+                    entry.1.remove(&values.value(e));
+                } else {
+                    entry.1.insert(values.value(e), words);
+                }
+            }
+        }
+    }
+
+    /// The rows (whole maps) of those of `keys` the backend holds.
+    fn read(&self, keys: &RecordBatch) -> Option<RecordBatch> {
+        let schema = self.schema.clone()?;
+        let at = view_column(&schema);
+        let keys = keys
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap();
+        let mut rows = Vec::new();
+        for key in keys.iter().flatten() {
+            let Some((row, map)) = self.rows.get(&key) else {
+                continue;
+            };
+            let mut columns: Vec<ArrayRef> = row.columns().to_vec();
+            columns[at] = whole_view(schema.field(at).data_type(), map);
+            rows.push(RecordBatch::try_new(schema.clone(), columns).unwrap());
+        }
+        let first = rows.first()?.schema();
+        Some(arrow_select::concat::concat_batches(&first, &rows).unwrap())
+    }
+}
+
+/// Entry `e`'s words of a view's `value` column (Int64, or a list of them).
+fn words_of(value: &ArrayRef, e: usize) -> Vec<i64> {
+    match value.as_any().downcast_ref::<Int64Array>() {
+        Some(packed) => vec![packed.value(e)],
+        None => {
+            let lists = value.as_any().downcast_ref::<ListArray>().unwrap();
+            let words = lists.value(e);
+            words
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        }
+    }
+}
+
+/// A one-group view column of type `list_type` holding `map`.
+fn whole_view(list_type: &DataType, map: &HashMap<i64, Vec<i64>>) -> ArrayRef {
+    let DataType::List(item) = list_type else {
+        panic!("{list_type}")
+    };
+    let DataType::Struct(fields) = item.data_type() else {
+        panic!("{item}")
+    };
+    let mut entries: Vec<(&i64, &Vec<i64>)> = map.iter().collect();
+    entries.sort();
+    let values = Int64Array::from_iter_values(entries.iter().map(|e| *e.0));
+    let words: Vec<i64> = entries.iter().flat_map(|e| e.1.iter().copied()).collect();
+    let value: ArrayRef = match fields[1].data_type() {
+        DataType::Int64 => Arc::new(Int64Array::from(words)),
+        DataType::List(word) => {
+            let per = entries.first().map_or(1, |e| e.1.len());
+            Arc::new(
+                ListArray::try_new(
+                    word.clone(),
+                    OffsetBuffer::from_lengths(std::iter::repeat_n(per, entries.len())),
+                    Arc::new(Int64Array::from(words)),
+                    None,
+                )
+                .unwrap(),
+            )
+        }
+        other => panic!("{other}"),
+    };
+    let entries_array =
+        StructArray::try_new(fields.clone(), vec![Arc::new(values), value], None).unwrap();
+    Arc::new(
+        ListArray::try_new(
+            item.clone(),
+            OffsetBuffer::from_lengths([entries.len()]),
+            Arc::new(entries_array),
+            None,
+        )
+        .unwrap(),
+    )
+}
+
+/// `cached_step` (flink_state.rs) over a [`ViewBackend`].
+fn view_step(
+    op: &mut GroupAggOperator,
+    backend: &mut ViewBackend,
+    batch: &RecordBatch,
+    flush: bool,
+) -> Vec<String> {
+    if let Some(keys) = op.probe(batch.clone()).unwrap() {
+        if let Some(rows) = backend.read(&keys) {
+            op.load_state(&rows).unwrap();
+        }
+    }
+    let mut out = opt_rows(op.process_pending().unwrap());
+    if flush {
+        out.extend(opt_rows(op.flush().unwrap()));
+    }
+    if op.should_evict(batch.num_rows()) {
+        backend.write(op.evict_all().unwrap());
+    }
+    out
 }

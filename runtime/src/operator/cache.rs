@@ -110,7 +110,7 @@ impl GroupAggOperator {
         let (hot, touches) = self.hot_groups();
         let kept = match &self.flink_state {
             Some(state) if !hot.is_empty() => {
-                Some(self.state_rows(state, &hot, Int8Array::from(vec![0i8; hot.len()]))?)
+                Some(self.state_rows(state, &hot, Int8Array::from(vec![0i8; hot.len()]), true)?)
             }
             _ => None,
         };
@@ -157,6 +157,9 @@ impl GroupAggOperator {
         fresh.flink_state = Some(state);
         fresh.budget = MemoryBudget::new(self.plan.memory_budget_bytes);
         *self = fresh;
+        if let Some(views) = self.flink_state.as_ref().map(|s| s.views.clone()) {
+            views.start_logs(self);
+        }
         let used = self.measure();
         self.budget.set_used(used);
         Ok(())

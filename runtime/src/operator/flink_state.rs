@@ -68,7 +68,7 @@ pub(super) struct FlinkState {
     stored: usize,
     /// The DISTINCT views (Flink's `distinctAcc_<i>` map states), whose
     /// columns follow the calls' own accumulator columns.
-    views: FlinkViews,
+    pub(super) views: FlinkViews,
 }
 
 /// What an operator bound to Flink's layout knows of the groups its state
@@ -257,8 +257,9 @@ impl GroupAggOperator {
             backend: BackendKeys::AllCached,
             ttl,
             stored,
-            views: flink_views,
+            views: flink_views.clone(),
         });
+        flink_views.start_logs(self);
         Ok(())
     }
 
@@ -308,7 +309,7 @@ impl GroupAggOperator {
                 })
             })
             .collect();
-        let changed = self.state_rows(state, &groups, kinds)?;
+        let changed = self.state_rows(state, &groups, kinds, false)?;
         if state.dropped.is_empty() {
             return Ok(Some(changed));
         }
@@ -317,15 +318,18 @@ impl GroupAggOperator {
         Ok(Some(concat_batches(&state.schema, &all)?))
     }
 
-    /// The listed groups as rows of a change batch with the given kinds.
+    /// The listed groups as rows of a change batch with the given kinds:
+    /// with `whole` DISTINCT views hold whole maps (to load again), else
+    /// the entries changed since the last write-back (to write back).
     pub(super) fn state_rows(
         &self,
         state: &FlinkState,
         groups: &[u32],
         kinds: Int8Array,
+        whole: bool,
     ) -> Result<RecordBatch> {
         let mut columns = self.table.keys(groups)?;
-        columns.extend(state.views.columns(self, state.stored, groups)?);
+        columns.extend(state.views.columns(self, state.stored, groups, whole)?);
         if state.ttl {
             columns.push(self.write_times(groups));
         }
@@ -339,6 +343,9 @@ impl GroupAggOperator {
         self.note_written(false);
         if let Some(state) = &mut self.flink_state {
             state.written();
+        }
+        if let Some(views) = self.flink_state.as_ref().map(|s| s.views.clone()) {
+            views.clear_logs(self);
         }
     }
 
@@ -488,7 +495,12 @@ impl GroupAggOperator {
         if gone.is_empty() {
             return Ok(());
         }
-        let batch = self.state_rows(state, &gone, Int8Array::from(vec![DELETE; gone.len()]))?;
+        let batch = self.state_rows(
+            state,
+            &gone,
+            Int8Array::from(vec![DELETE; gone.len()]),
+            false,
+        )?;
         if let Some(state) = &mut self.flink_state {
             state.dropped.push(batch);
         }
@@ -511,6 +523,8 @@ impl GroupAggOperator {
             .iter()
             .map(|&old| state.touches.get(old as usize).copied().unwrap_or(0))
             .collect();
+        let views = state.views.clone();
         fresh.flink_state = Some(state);
+        views.start_logs(fresh);
     }
 }

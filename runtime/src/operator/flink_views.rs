@@ -14,6 +14,7 @@ use arrow_schema::DataType;
 use super::views::{own_partials, ViewLayout};
 use super::GroupAggOperator;
 use crate::error::{AggError, Result};
+use crate::kernel::multiset::counted_list;
 use crate::plan::arrow_type;
 use crate::types::{InputMode, Phase};
 
@@ -118,13 +119,35 @@ impl FlinkViews {
         self.in_view.get(call).copied().unwrap_or(false)
     }
 
+    /// Starts logging the entries of every view that change (bind).
+    pub(super) fn start_logs(&self, op: &mut GroupAggOperator) {
+        for view in &self.views {
+            for &c in &view.calls {
+                op.accs[c].start_view_log();
+            }
+        }
+    }
+
+    /// Forgets the logged entries: they were written back.
+    pub(super) fn clear_logs(&self, op: &mut GroupAggOperator) {
+        for view in &self.views {
+            for &c in &view.calls {
+                op.accs[c].clear_view_log();
+            }
+        }
+    }
+
     /// The accumulator columns of `groups` in Flink's layout (see
-    /// [`column_types`](Self::column_types)).
+    /// [`column_types`](Self::column_types)): with `whole` each view
+    /// column holds the groups' whole maps, else only the entries changed
+    /// since the logs were cleared, an entry whose value is all 0 one
+    /// that left the map (what a write-back writes).
     pub(super) fn columns(
         &self,
         op: &GroupAggOperator,
         stored: usize,
         groups: &[u32],
+        whole: bool,
     ) -> Result<Vec<ArrayRef>> {
         let mut columns = Vec::new();
         let mut lists: Vec<Option<ArrayRef>> = vec![None; stored];
@@ -136,6 +159,10 @@ impl FlinkViews {
             columns.extend(partials);
         }
         for view in &self.views {
+            if !whole {
+                columns.push(changed_column(view, op, groups)?);
+                continue;
+            }
             let members = view
                 .calls
                 .iter()
@@ -186,4 +213,41 @@ impl FlinkViews {
         }
         Ok(by_call)
     }
+}
+
+/// `view`'s column of the entries changed since its logs were cleared.
+fn changed_column(view: &FlinkView, op: &GroupAggOperator, groups: &[u32]) -> Result<ArrayRef> {
+    let missing = || AggError::Plan("a DISTINCT view in Flink's layout keeps no log".into());
+    let layout = &view.layout;
+    let first = op.accs[view.calls[0]]
+        .view_changes(groups)?
+        .ok_or_else(missing)?;
+    if first.calls == view.calls.len() {
+        // One view shared by the calls: every call's count per entry.
+        let words = layout.words();
+        let mut values = vec![0i64; first.lengths.iter().sum::<usize>() * words];
+        for (e, counts) in first.counts.chunks(first.calls.max(1)).enumerate() {
+            let word = &mut values[e * words..(e + 1) * words];
+            for (call, &count) in counts.iter().enumerate() {
+                if layout.retracting {
+                    word[call] = count;
+                } else if count > 0 {
+                    word[call / 64] |= 1i64 << (call % 64);
+                }
+            }
+        }
+        return layout.column(first.values, values, first.lengths);
+    }
+    // A view of its own per call: each call's list, joined.
+    let mut lists = Vec::with_capacity(view.calls.len());
+    for &c in &view.calls {
+        let changes = op.accs[c].view_changes(groups)?.ok_or_else(missing)?;
+        lists.push(counted_list(
+            &layout.key_type,
+            changes.values,
+            changes.counts,
+            changes.lengths,
+        )?);
+    }
+    layout.join(&lists)
 }

@@ -104,6 +104,21 @@ impl GroupAccumulator for InsertOnlyCall {
         self.0.load(partials, group_ids)
     }
 
+    fn start_view_log(&mut self) {
+        self.0.start_view_log()
+    }
+
+    fn clear_view_log(&mut self) {
+        self.0.clear_view_log()
+    }
+
+    fn view_changes(
+        &self,
+        groups: &[u32],
+    ) -> Result<Option<crate::templates::distinct_view::ChangedEntries>> {
+        self.0.view_changes(groups)
+    }
+
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {
         self.0.evaluate(groups)
     }

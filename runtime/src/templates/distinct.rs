@@ -42,7 +42,7 @@ use arrow_array::types::ArrowPrimitiveType;
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
 
-use super::distinct_view::{CellMode, SharedView, LEAVES};
+use super::distinct_view::{CellMode, ChangedEntries, SharedView, LEAVES};
 use super::{prepared_argument, AccSpec, TemplateState};
 use crate::accumulator::{BatchUpdate, DistinctRows, ViewHandle};
 use crate::error::{AggError, Result};
@@ -542,8 +542,22 @@ where
             .check_lists(ids, offsets, &keys, counts, spec.name)?;
         self.inner.merge::<RETRACTING>(spec, inner, groups)?;
         self.lock()
-            .restore_call(self.call, ids, offsets, &keys, counts);
+            .restore_call(self.call, ids, offsets, &keys, counts, true);
         Ok(())
+    }
+
+    fn start_view_log(&mut self) {
+        self.lock().start_log();
+    }
+
+    fn clear_view_log(&mut self) {
+        self.lock().clear_log();
+    }
+
+    /// The whole view's changed entries (every call's counts): a shared
+    /// view answers the same through each of its calls.
+    fn view_changes(&self, spec: &AccSpec, groups: &[u32]) -> Result<Option<ChangedEntries>> {
+        self.lock().changed_entries(groups, spec.arg_type()?)
     }
 
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
@@ -588,7 +602,7 @@ where
             .check_lists(groups, offsets, &keys, counts, spec.name)?;
         self.inner.restore(spec, inner_state, groups)?;
         self.lock()
-            .restore_call(self.call, groups, offsets, &keys, counts);
+            .restore_call(self.call, groups, offsets, &keys, counts, false);
         Ok(())
     }
 

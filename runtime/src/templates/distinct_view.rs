@@ -68,6 +68,26 @@ pub struct SharedView<K: ViewKey> {
     /// Bytes the tables hold beyond `tables` itself: slot capacity and key
     /// payloads, kept up to date on insertion, removal and clearing.
     held: usize,
+    /// State in Flink's layout: the entries (group, value) changed since
+    /// the log was last cleared, possibly repeated, so that a write-back
+    /// writes those entries of Flink's map state only. `None`: no log.
+    log: Option<Vec<(u32, K::Key)>>,
+}
+
+/// A view's entries changed since its log was cleared, of some groups:
+/// the values (one column), `calls` counts per entry (each call's count,
+/// 1 for a set bit; all 0: the value left the view) and each group's
+/// number of entries.
+#[derive(Debug)]
+pub struct ChangedEntries {
+    /// The changed values.
+    pub values: ArrayRef,
+    /// Per entry, every call's count.
+    pub counts: Vec<i64>,
+    /// Per group, its number of entries.
+    pub lengths: Vec<usize>,
+    /// Counts per entry: the calls of the view.
+    pub calls: usize,
 }
 
 /// Bytes of one table slot (entry plus control byte).
@@ -92,7 +112,70 @@ impl<K: ViewKey> SharedView<K> {
             free: Vec::new(),
             hasher: view_hasher(),
             held: 0,
+            log: None,
         }
+    }
+
+    /// Starts logging the entries that change (state in Flink's layout).
+    pub fn start_log(&mut self) {
+        if self.log.is_none() {
+            self.log = Some(Vec::new());
+        }
+    }
+
+    /// Forgets the logged changes: they were written back.
+    pub fn clear_log(&mut self) {
+        if let Some(log) = &mut self.log {
+            log.clear();
+        }
+    }
+
+    /// The logged entries of the listed groups (in order; see
+    /// [`ChangedEntries`]), or `None` without a log.
+    pub fn changed_entries(
+        &self,
+        groups: &[u32],
+        value_type: &arrow_schema::DataType,
+    ) -> Result<Option<ChangedEntries>> {
+        let Some(log) = &self.log else {
+            return Ok(None);
+        };
+        let mut order: Vec<usize> = (0..log.len()).collect();
+        order.sort_by_key(|&i| log[i].0);
+        let mut values = Vec::new();
+        let mut counts = Vec::new();
+        let mut lengths = Vec::with_capacity(groups.len());
+        for &g in groups {
+            let start = order.partition_point(|&i| log[i].0 < g);
+            let end = order.partition_point(|&i| log[i].0 <= g);
+            let mut seen: HashTable<&K::Key> = HashTable::new();
+            let before = values.len();
+            for &i in &order[start..end] {
+                let key = &log[i].1;
+                let hash = self.hasher.hash_one(key.borrow());
+                if seen.find(hash, |other| *other == key).is_some() {
+                    continue;
+                }
+                seen.insert_unique(hash, key, |other| self.hasher.hash_one((*other).borrow()));
+                let cell = self.tables.get(g as usize).and_then(|table| {
+                    table
+                        .find(hash, |(held, _)| held == key)
+                        .map(|&(_, cell)| cell)
+                });
+                values.push(K::value(key));
+                counts.extend(
+                    (0..self.calls).map(|call| cell.map_or(0, |cell| self.count(cell, call))),
+                );
+            }
+            lengths.push(values.len() - before);
+        }
+        let entries = values.len();
+        Ok(Some(ChangedEntries {
+            values: K::build(values, vec![true; entries], value_type)?,
+            counts,
+            lengths,
+            calls: self.calls,
+        }))
     }
 
     /// Number of calls the cells hold.
@@ -130,7 +213,11 @@ impl<K: ViewKey> SharedView<K> {
 
     /// Bytes held, heap included.
     pub fn memory_bytes(&self) -> usize {
-        self.tables.capacity() * std::mem::size_of::<Table<K>>()
+        let log = self.log.as_ref().map_or(0, |log| {
+            log.capacity() * std::mem::size_of::<(u32, K::Key)>()
+                + log.iter().map(|(_, key)| K::key_heap(key)).sum::<usize>()
+        });
+        log + self.tables.capacity() * std::mem::size_of::<Table<K>>()
             + self.held
             + self.arena.capacity() * 8
             + self.free.capacity() * 4
@@ -162,9 +249,13 @@ impl<K: ViewKey> SharedView<K> {
         }
     }
 
-    /// Empties the listed groups (every call's columns).
+    /// Empties the listed groups (every call's columns); a log records
+    /// every value they held as changed (gone).
     pub fn clear(&mut self, groups: &[u32]) {
         for &g in groups {
+            if let (Some(log), Some(table)) = (&mut self.log, self.tables.get(g as usize)) {
+                log.extend(table.iter().map(|(key, _)| (g, key.clone())));
+            }
             if (g as usize) < self.tables.len() {
                 self.drop_table(g as usize);
             }
@@ -198,6 +289,7 @@ impl<K: ViewKey> SharedView<K> {
             hasher,
             width,
             held,
+            log,
             ..
         } = self;
         let width = *width;
@@ -235,7 +327,14 @@ impl<K: ViewKey> SharedView<K> {
                 cell
             }
         };
+        let before = cell[0];
         f(cell);
+        // A wide cell is logged whenever touched: a change may be in any word.
+        if let Some(log) = log {
+            if width > 1 || cell[0] != before {
+                log.push((g as u32, K::key(value)));
+            }
+        }
         let emptied = (CAN_EMPTY || !existed)
             && if width == 1 {
                 cell[0] == 0
@@ -581,7 +680,25 @@ impl<K: ViewKey> SharedView<K> {
 
     /// Sets call `call`'s column of the listed groups from lists already
     /// passed by [`SharedView::check_lists`]; the other calls' columns stay.
+    /// With a log, the entries set are logged as changed unless `loaded`
+    /// (read back from Flink's state backend, which holds them already).
     pub fn restore_call(
+        &mut self,
+        call: usize,
+        groups: &[u32],
+        offsets: &[i32],
+        keys: &K::Reader<'_>,
+        counts: &Int64Array,
+        loaded: bool,
+    ) {
+        let log = if loaded { self.log.take() } else { None };
+        self.set_call(call, groups, offsets, keys, counts);
+        if log.is_some() {
+            self.log = log;
+        }
+    }
+
+    fn set_call(
         &mut self,
         call: usize,
         groups: &[u32],

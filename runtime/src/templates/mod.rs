@@ -155,6 +155,18 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     ) -> Result<()> {
         self.merge::<RETRACTING>(spec, partials, groups)
     }
+    /// See `GroupAccumulator::start_view_log`.
+    fn start_view_log(&mut self) {}
+    /// See `GroupAccumulator::clear_view_log`.
+    fn clear_view_log(&mut self) {}
+    /// See `GroupAccumulator::view_changes`.
+    fn view_changes(
+        &self,
+        _spec: &AccSpec,
+        _groups: &[u32],
+    ) -> Result<Option<distinct_view::ChangedEntries>> {
+        Ok(None)
+    }
     /// The results of the listed groups.
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef>;
     /// The partial columns of the listed groups.
@@ -401,6 +413,18 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
             self.spec.name,
         )?;
         self.state.load::<RETRACTING>(&self.spec, partials, &groups)
+    }
+
+    fn start_view_log(&mut self) {
+        self.state.start_view_log()
+    }
+
+    fn clear_view_log(&mut self) {
+        self.state.clear_view_log()
+    }
+
+    fn view_changes(&self, groups: &[u32]) -> Result<Option<distinct_view::ChangedEntries>> {
+        self.state.view_changes(&self.spec, groups)
     }
 
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {

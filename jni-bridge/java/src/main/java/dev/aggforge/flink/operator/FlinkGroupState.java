@@ -3,10 +3,8 @@ package dev.aggforge.flink.operator;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -264,46 +262,42 @@ final class FlinkGroupState {
     }
 
     /**
-     * Writes the DISTINCT views of change row {@code row} into their map states: each view's map
-     * becomes the row's (see {@link #replaceEntries}).
+     * Writes the DISTINCT views of change row {@code row} into their map states. A change row's
+     * view holds the entries that changed since the last write-back (the runtime logs them), an
+     * entry whose value is all 0 one that left the view: each is put or removed, so a write-back
+     * costs what changed and incremental checkpoints upload it. Flink's entry for a NULL value,
+     * which the runtime does not hold, is left as it is.
      */
     private void writeViews(RowData row) throws Exception {
         int keys = keyView.getArity();
         for (int v = 0; v < viewStates.size(); v++) {
             AccumulatorFields.View view = accFields.views().get(v);
             RawValueData<MapView<Object, Object>> raw = row.getRawValue(keys + view.field());
-            Map<Object, Object> next = raw == null ? Map.of() : raw.toObject(view.heapSerializer()).getMap();
-            replaceEntries(viewStates.get(v), next);
+            if (raw == null) {
+                continue;
+            }
+            StateMapView<VoidNamespace, Object, Object> state = viewStates.get(v);
+            for (Map.Entry<Object, Object> entry : raw.toObject(view.heapSerializer()).getMap().entrySet()) {
+                if (isZero(entry.getValue())) {
+                    state.remove(entry.getKey());
+                } else {
+                    state.put(entry.getKey(), entry.getValue());
+                }
+            }
         }
     }
 
-    /**
-     * Makes {@code state}'s entries {@code next}'s, writing only the entries that differ (new,
-     * changed, gone), so that an incremental checkpoint uploads what changed, not the whole map.
-     * Flink's entry for a NULL value, which the runtime does not hold, is left as it is.
-     */
-    private static void replaceEntries(StateMapView<VoidNamespace, Object, Object> state, Map<Object, Object> next)
-            throws Exception {
-        Map<Object, Object> writes = new HashMap<>(next);
-        List<Object> gone = new ArrayList<>();
-        for (Map.Entry<Object, Object> held : state.entries()) {
-            Object key = held.getKey();
-            if (key == null) {
-                continue;
-            }
-            Object value = writes.remove(key);
-            if (value == null) {
-                gone.add(key);
-            } else if (!Objects.deepEquals(value, held.getValue())) {
-                writes.put(key, value);
+    /** Whether a view entry's value (a Long, or a long[] of words) is all 0: no call holds it. */
+    private static boolean isZero(Object value) {
+        if (value instanceof Long word) {
+            return word == 0;
+        }
+        for (long word : (long[]) value) {
+            if (word != 0) {
+                return false;
             }
         }
-        for (Object key : gone) {
-            state.remove(key);
-        }
-        if (!writes.isEmpty()) {
-            state.putAll(writes);
-        }
+        return true;
     }
 
     /** The runtime's accumulator row of Flink's {@code acc} for the current key, views read. */
