@@ -202,12 +202,21 @@ fn deletes_survive_a_table_rebuild() {
 /// The state backend of the cache tests: each key's accumulator row (a
 /// one-row change batch), written back and read as the Flink operator does.
 #[derive(Default)]
-pub(crate) struct Backend {
-    pub(crate) rows: std::collections::HashMap<i32, RecordBatch>,
+struct Backend {
+    rows: std::collections::HashMap<i32, RecordBatch>,
 }
 
-impl Backend {
-    pub(crate) fn write(&mut self, changes: Option<RecordBatch>) {
+/// A model of Flink's state backend the cache tests write change batches
+/// to and read state rows from.
+pub(crate) trait ModelBackend {
+    /// Applies a change batch.
+    fn write(&mut self, changes: Option<RecordBatch>);
+    /// The state rows of those of `keys` the backend holds.
+    fn read(&self, keys: &RecordBatch) -> Option<RecordBatch>;
+}
+
+impl ModelBackend for Backend {
+    fn write(&mut self, changes: Option<RecordBatch>) {
         let Some(changes) = changes else { return };
         let kind = changes.schema().index_of(ROW_KIND_COLUMN).unwrap();
         let keys = changes
@@ -231,8 +240,7 @@ impl Backend {
         }
     }
 
-    /// The state rows of those of `keys` the backend holds.
-    pub(crate) fn read(&self, keys: &RecordBatch) -> Option<RecordBatch> {
+    fn read(&self, keys: &RecordBatch) -> Option<RecordBatch> {
         let keys = keys
             .column(0)
             .as_any()
@@ -252,7 +260,7 @@ impl Backend {
 /// full (immediate emission: after every batch; mini-batch: after a flush).
 pub(crate) fn cached_step(
     op: &mut GroupAggOperator,
-    backend: &mut Backend,
+    backend: &mut impl ModelBackend,
     batch: &RecordBatch,
     flush: bool,
 ) -> Vec<String> {

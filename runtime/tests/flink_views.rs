@@ -4,7 +4,7 @@
 //! continues exactly as unbounded state.
 
 use crate::common::*;
-use crate::flink_state::{D, I};
+use crate::flink_state::{cached_step, ModelBackend, D, I};
 use aggforge_runtime::operator::GroupAggOperator;
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
@@ -173,7 +173,7 @@ fn a_cache_of_distinct_views_gives_the_changelog_of_unbounded_state() {
                     expected.extend(opt_rows(unbounded.flush().unwrap()));
                 }
                 assert_eq!(
-                    view_step(&mut cached, &mut backend, batch, flush),
+                    cached_step(&mut cached, &mut backend, batch, flush),
                     expected,
                     "{input:?} {emission:?}"
                 );
@@ -205,7 +205,7 @@ fn view_column(schema: &SchemaRef) -> usize {
     schema.fields().len() - 2
 }
 
-impl ViewBackend {
+impl ModelBackend for ViewBackend {
     fn write(&mut self, changes: Option<RecordBatch>) {
         let Some(changes) = changes else { return };
         let schema = changes.schema();
@@ -333,26 +333,4 @@ fn whole_view(list_type: &DataType, map: &HashMap<i64, Vec<i64>>) -> ArrayRef {
         )
         .unwrap(),
     )
-}
-
-/// `cached_step` (flink_state.rs) over a [`ViewBackend`].
-fn view_step(
-    op: &mut GroupAggOperator,
-    backend: &mut ViewBackend,
-    batch: &RecordBatch,
-    flush: bool,
-) -> Vec<String> {
-    if let Some(keys) = op.probe(batch.clone()).unwrap() {
-        if let Some(rows) = backend.read(&keys) {
-            op.load_state(&rows).unwrap();
-        }
-    }
-    let mut out = opt_rows(op.process_pending().unwrap());
-    if flush {
-        out.extend(opt_rows(op.flush().unwrap()));
-    }
-    if op.should_evict(batch.num_rows()) {
-        backend.write(op.evict_all().unwrap());
-    }
-    out
 }

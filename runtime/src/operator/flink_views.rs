@@ -49,21 +49,14 @@ impl FlinkViews {
         let groups: Vec<Vec<usize>> = if op.plan.phase == Phase::Global {
             op.plan.views.iter().map(|v| v.calls.clone()).collect()
         } else {
-            let mut by_column: Vec<(usize, Vec<usize>)> = Vec::new();
-            for (c, call) in calls.iter().enumerate().filter(|(_, c)| c.distinct) {
-                let [column] = call.args[..] else {
-                    return Err(format!(
-                        "{}(DISTINCT) over {} arguments keeps a row per value",
-                        call.function,
-                        call.args.len()
-                    ));
-                };
-                match by_column.iter_mut().find(|(col, _)| *col == column) {
-                    Some((_, group)) => group.push(c),
-                    None => by_column.push((column, vec![c])),
-                }
+            if let Some(call) = calls.iter().find(|c| c.distinct && c.args.len() != 1) {
+                return Err(format!(
+                    "{}(DISTINCT) over {} arguments keeps a row per value",
+                    call.function,
+                    call.args.len()
+                ));
             }
-            by_column.into_iter().map(|(_, group)| group).collect()
+            super::shared_views::by_argument(calls)
         };
         let mut views = Vec::with_capacity(groups.len());
         for group in groups {

@@ -23,18 +23,7 @@ pub(super) fn share(
     let groups: Vec<Vec<usize>> = if plan.phase == Phase::Global {
         plan.views.iter().map(|view| view.calls.clone()).collect()
     } else {
-        let mut by_column: Vec<(usize, Vec<usize>)> = Vec::new();
-        for (c, call) in calls.iter().enumerate() {
-            let [column] = call.args[..] else { continue };
-            if !call.distinct {
-                continue;
-            }
-            match by_column.iter_mut().find(|(col, _)| *col == column) {
-                Some((_, group)) => group.push(c),
-                None => by_column.push((column, vec![c])),
-            }
-        }
-        by_column.into_iter().map(|(_, group)| group).collect()
+        by_argument(calls)
     };
     let mut shared = Vec::new();
     for group in groups {
@@ -97,4 +86,22 @@ pub(super) fn fold_calls(
         fold(c, acc.as_mut(), &update)?;
     }
     Ok(())
+}
+
+/// The DISTINCT calls over one single argument column, grouped by that
+/// column in the order of their first call (Flink's DistinctInfos over
+/// raw rows). Calls over several arguments are left out.
+pub(super) fn by_argument(calls: &[AggCall]) -> Vec<Vec<usize>> {
+    let mut by_column: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (c, call) in calls.iter().enumerate() {
+        let [column] = call.args[..] else { continue };
+        if !call.distinct {
+            continue;
+        }
+        match by_column.iter_mut().find(|(col, _)| *col == column) {
+            Some((_, group)) => group.push(c),
+            None => by_column.push((column, vec![c])),
+        }
+    }
+    by_column.into_iter().map(|(_, group)| group).collect()
 }

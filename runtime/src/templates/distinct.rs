@@ -466,22 +466,8 @@ where
         partials: &[ArrayRef],
         groups: &GroupIds<'_>,
     ) -> Result<()> {
-        let Some(views) = partials.last() else {
-            return Err(AggError::Input(format!(
-                "{}: expected the inner partial columns and the DISTINCT views",
-                spec.name
-            )));
-        };
         let ids = groups.ids();
-        let (offsets, key_column, counts) = read_counted_list(views, spec.name)?;
-        if offsets.len() != ids.len() + 1 {
-            return Err(AggError::Input(format!(
-                "{}: {} partial views for {} rows",
-                spec.name,
-                offsets.len().saturating_sub(1),
-                ids.len()
-            )));
-        }
+        let (_, offsets, key_column, counts) = split_views(spec, partials, ids.len(), "partial")?;
         let keys_column = K::prepare(key_column)?;
         let keys = K::bind(&keys_column, spec.name)?;
         let merged = self.lock().merge_call(
@@ -519,22 +505,9 @@ where
         partials: &[ArrayRef],
         groups: &GroupIds<'_>,
     ) -> Result<()> {
-        let Some((views, inner)) = partials.split_last() else {
-            return Err(AggError::Input(format!(
-                "{}: expected the inner partial columns and the DISTINCT views",
-                spec.name
-            )));
-        };
         let ids = groups.ids();
-        let (offsets, key_column, counts) = read_counted_list(views, spec.name)?;
-        if offsets.len() != ids.len() + 1 {
-            return Err(AggError::Input(format!(
-                "{}: {} loaded views for {} groups",
-                spec.name,
-                offsets.len().saturating_sub(1),
-                ids.len()
-            )));
-        }
+        let (inner, offsets, key_column, counts) =
+            split_views(spec, partials, ids.len(), "loaded")?;
         let keys_column = K::prepare(key_column)?;
         let keys = K::bind(&keys_column, spec.name)?;
         // Check every list first, so a bad column changes nothing.
@@ -580,21 +553,8 @@ where
     }
 
     fn restore(&mut self, spec: &AccSpec, state: &[ArrayRef], groups: &[u32]) -> Result<()> {
-        let Some((view_column, inner_state)) = state.split_last() else {
-            return Err(AggError::Input(format!(
-                "{}: expected the inner state columns and the DISTINCT views",
-                spec.name
-            )));
-        };
-        let (offsets, key_column, counts) = read_counted_list(view_column, spec.name)?;
-        if offsets.len() != groups.len() + 1 {
-            return Err(AggError::Input(format!(
-                "{}: {} snapshot views for {} groups",
-                spec.name,
-                offsets.len().saturating_sub(1),
-                groups.len()
-            )));
-        }
+        let (inner_state, offsets, key_column, counts) =
+            split_views(spec, state, groups.len(), "snapshot")?;
         let keys_column = K::prepare(key_column)?;
         let keys = K::bind(&keys_column, spec.name)?;
         // Check every list first, so a bad column changes nothing.
@@ -614,4 +574,35 @@ where
     ) -> Result<()> {
         S::mark_changed(spec, before, after, changed)
     }
+}
+
+/// A DISTINCT call's columns (`what`: partial, loaded or snapshot) split
+/// into the inner aggregate's and its view list, read for `rows` rows:
+/// `(inner, offsets, values, counts)`.
+fn split_views<'a>(
+    spec: &AccSpec,
+    columns: &'a [ArrayRef],
+    rows: usize,
+    what: &str,
+) -> Result<(
+    &'a [ArrayRef],
+    &'a [i32],
+    &'a ArrayRef,
+    &'a arrow_array::Int64Array,
+)> {
+    let Some((views, inner)) = columns.split_last() else {
+        return Err(AggError::Input(format!(
+            "{}: expected the inner {what} columns and the DISTINCT views",
+            spec.name
+        )));
+    };
+    let (offsets, key_column, counts) = read_counted_list(views, spec.name)?;
+    if offsets.len() != rows + 1 {
+        return Err(AggError::Input(format!(
+            "{}: {} {what} views for {rows} rows",
+            spec.name,
+            offsets.len().saturating_sub(1),
+        )));
+    }
+    Ok((inner, offsets, key_column, counts))
 }

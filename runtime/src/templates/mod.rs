@@ -321,6 +321,23 @@ impl<S: TemplateState, const RETRACTING: bool> Accumulator<S, RETRACTING> {
     pub fn spec(&self) -> &AccSpec {
         &self.spec
     }
+
+    /// `group_ids` and `partials` checked against the groups held and the
+    /// spec's partial types, for a merge or a load.
+    fn checked<'a>(
+        &self,
+        partials: &'a [ArrayRef],
+        group_ids: &'a [u32],
+    ) -> Result<(GroupIds<'a>, &'a [ArrayRef])> {
+        let groups = crate::kernel::check_groups(group_ids, self.state.len(), self.spec.name)?;
+        let partials = crate::kernel::check_columns(
+            partials,
+            &self.spec.partial_types,
+            group_ids.len(),
+            self.spec.name,
+        )?;
+        Ok((groups, partials))
+    }
 }
 
 impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<S, RETRACTING> {
@@ -393,25 +410,13 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
     }
 
     fn merge(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
-        let groups = crate::kernel::check_groups(group_ids, self.state.len(), self.spec.name)?;
-        let partials = crate::kernel::check_columns(
-            partials,
-            &self.spec.partial_types,
-            group_ids.len(),
-            self.spec.name,
-        )?;
+        let (groups, partials) = self.checked(partials, group_ids)?;
         self.state
             .merge::<RETRACTING>(&self.spec, partials, &groups)
     }
 
     fn load(&mut self, partials: &[ArrayRef], group_ids: &[u32]) -> Result<()> {
-        let groups = crate::kernel::check_groups(group_ids, self.state.len(), self.spec.name)?;
-        let partials = crate::kernel::check_columns(
-            partials,
-            &self.spec.partial_types,
-            group_ids.len(),
-            self.spec.name,
-        )?;
+        let (groups, partials) = self.checked(partials, group_ids)?;
         self.state.load::<RETRACTING>(&self.spec, partials, &groups)
     }
 
