@@ -1,7 +1,7 @@
 //! The native aggregate's operations by handle, free of JNI so they can be
 //! tested in Rust; `lib.rs` maps each Java native method onto one of them.
 
-use aggforge_runtime::operator::OperatorStats;
+use aggforge_runtime::operator::{FlinkField, OperatorStats};
 use aggforge_runtime::plan::{admit as admit_plan, AggPlan};
 use arrow_array::RecordBatch;
 
@@ -200,10 +200,16 @@ pub fn restore(handle: u64, payloads: Vec<Vec<u8>>) -> BridgeResult<()> {
 /// (Flink's DistinctInfo, kept as a map state) in place of a type.
 pub const DISTINCT_VIEW: &str = "DISTINCT_VIEW";
 
+/// In the accumulator types of [`bind_flink_state`], a structured
+/// accumulator whose data views Flink keeps as map states (MIN/MAX over
+/// retractions).
+pub const STATE_VIEWS: &str = "STATE_VIEWS";
+
 /// Binds a GROUP BY aggregate's state to Flink's accumulator layout
-/// `acc_types` (a JSON array of Flink type texts, the trailing DISTINCT
-/// views as [`DISTINCT_VIEW`]); `None` when it is bound, else why the
-/// operator keeps aggforge's snapshot format.
+/// `acc_types` (a JSON array of Flink type texts, [`STATE_VIEWS`] for a
+/// structured accumulator with data views, the trailing DISTINCT views as
+/// [`DISTINCT_VIEW`]); `None` when it is bound, else why the operator
+/// keeps aggforge's snapshot format.
 pub fn bind_flink_state(handle: u64, acc_types_json: &str) -> BridgeResult<Option<String>> {
     let texts: Vec<String> = serde_json::from_str(acc_types_json).map_err(|e| {
         BridgeError::Ffi(format!(
@@ -217,7 +223,10 @@ pub fn bind_flink_state(handle: u64, acc_types_json: &str) -> BridgeResult<Optio
         .count();
     let types = match texts[..texts.len() - views]
         .iter()
-        .map(|t| t.parse())
+        .map(|t| match t.as_str() {
+            STATE_VIEWS => Ok(FlinkField::StateViews),
+            _ => t.parse().map(FlinkField::Type),
+        })
         .collect::<Result<Vec<_>, _>>()
     {
         Ok(types) => types,

@@ -127,12 +127,30 @@ pub trait GroupAccumulator: Send + std::fmt::Debug {
         self.merge(partials, group_ids)
     }
 
-    /// A DISTINCT call (state in Flink's layout): starts logging the view
-    /// entries that change. Others: nothing.
+    /// State in Flink's layout: a call that keeps data views (a DISTINCT
+    /// call's view, the map of MIN/MAX over retractions) starts logging
+    /// the view entries that change. Others: nothing.
     fn start_view_log(&mut self) {}
 
-    /// A DISTINCT call: forgets the logged entries (written back).
+    /// A call with a view log: forgets the logged entries (written back).
     fn clear_view_log(&mut self) {}
+
+    /// State in Flink's layout: whether the call's own accumulator holds
+    /// data views that Flink keeps as map states beside `accState` (MIN/MAX
+    /// over retractions: `agg<i>$map`), carried inside its partial column.
+    fn keeps_state_views(&self) -> bool {
+        false
+    }
+
+    /// The partial columns of the listed groups as a write-back into
+    /// Flink's layout carries them: [`partials`](Self::partials), but a
+    /// call that [keeps state views](Self::keeps_state_views) and logs
+    /// them gives, unless `whole`, only the view entries changed since the
+    /// log was cleared.
+    fn state_partials(&self, groups: &[u32], whole: bool) -> Result<Vec<ArrayRef>> {
+        let _ = whole;
+        self.partials(groups)
+    }
 
     /// A DISTINCT call with a log: its view's entries changed since the
     /// log was cleared, of the listed groups. Others: `None`.

@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use crate::flink_state::{cached_step, ModelBackend, D, I};
-use aggforge_runtime::operator::GroupAggOperator;
+use aggforge_runtime::operator::{FlinkField, GroupAggOperator};
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
 use arrow_array::{
@@ -38,9 +38,9 @@ fn distinct_plan(emission: Emission, input: InputMode) -> AggPlan {
 
 /// Flink's accumulator fields but the view: insert-only COUNT, SUM, SUM;
 /// retracting COUNT, SUM (sum, count), SUM (sum, count), record counter.
-fn acc_types(input: InputMode) -> Vec<SqlType> {
+fn acc_types(input: InputMode) -> Vec<FlinkField> {
     let n = if input == InputMode::Retracting { 6 } else { 3 };
-    vec![SqlType::of("BIGINT"); n]
+    vec![FlinkField::Type(SqlType::of("BIGINT")); n]
 }
 
 fn bound(emission: Emission, input: InputMode, budget: usize) -> GroupAggOperator {

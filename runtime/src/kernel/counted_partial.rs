@@ -12,8 +12,16 @@
 //! `long`), an entry that reaches zero removed; `mapSize` follows the keys
 //! whose count turns positive or stops being so; and when such a key was
 //! the extreme it is recomputed over every key after the partial.
+//!
+//! In Flink's state layout (single and global phases) the same struct is a
+//! group's accumulator field, its map Flink's `agg<i>$map` map state: a
+//! write-back carries only the entries that changed since the last one
+//! (the log, [`CountedExtremes::changed_partials`]), a count of 0 for an
+//! entry that left the map (Flink never stores 0); groups read back from
+//! the backend are set as they are ([`CountedExtremes::load`]), unlogged.
 
 use hashbrown::hash_map::Entry;
+use hashbrown::HashSet;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int64Array, ListArray, StructArray};
@@ -59,21 +67,98 @@ where
         vec![DataType::Struct(Self::partial_fields(value_type))]
     }
 
-    /// The partial column of the listed groups (local phase output).
-    pub fn partials(
+    /// Starts logging the map entries that change (state in Flink's
+    /// layout).
+    pub fn start_log(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// Forgets the logged entries: they were written back.
+    pub fn clear_log(&mut self) {
+        if let Some(log) = &mut self.log {
+            log.clear();
+        }
+    }
+
+    /// The partial column of the listed groups with, in each map, only the
+    /// entries logged since [`clear_log`](Self::clear_log), each with its
+    /// count now (0: it left the map); `None` without a log.
+    pub fn changed_partials(
         &self,
         groups: &[u32],
         value_type: &DataType,
         name: &str,
+    ) -> Result<Option<Vec<ArrayRef>>> {
+        let Some(log) = &self.log else {
+            return Ok(None);
+        };
+        let mut order: Vec<usize> = (0..log.len()).collect();
+        order.sort_by_key(|&i| log[i].0);
+        let mut extremes = Vec::with_capacity(groups.len());
+        let mut extreme_valid = Vec::with_capacity(groups.len());
+        let mut sizes = Vec::with_capacity(groups.len());
+        let mut offsets = vec![0i32];
+        let mut keys = Vec::new();
+        let mut counts = Vec::new();
+        let mut seen = HashSet::new();
+        for &g in groups {
+            let group = &self.groups[super::group_index(g, self.groups.len(), name)?];
+            extreme_valid.push(group.extreme.is_some());
+            extremes.push(
+                group
+                    .extreme
+                    .as_ref()
+                    .map(<Owned<R> as JavaOrd>::from_key)
+                    .unwrap_or_default(),
+            );
+            sizes.push(group.map_size);
+            let start = order.partition_point(|&i| log[i].0 < g);
+            let end = order.partition_point(|&i| log[i].0 <= g);
+            seen.clear();
+            for &i in &order[start..end] {
+                let key = &log[i].1;
+                if seen.insert(key) {
+                    keys.push(<Owned<R> as JavaOrd>::from_key(key));
+                    counts.push(group.map.get(key).copied().unwrap_or(0));
+                }
+            }
+            offsets.push(keys.len() as i32);
+        }
+        let entries = keys.len();
+        let key_column = R::Val::build(keys, vec![true; entries], value_type)?;
+        Ok(Some(Self::partial_column(
+            value_type,
+            R::Val::build(extremes, extreme_valid, value_type)?,
+            Arc::new(Int64Array::from(sizes)),
+            &offsets,
+            key_column,
+            &Int64Array::from(counts),
+        )?))
+    }
+
+    /// Sets fresh groups from partials read back from Flink's state
+    /// backend: a merge into empty groups is Flink's accumulator as it is
+    /// (its extreme, its counts, `mapSize` the positive ones), not logged.
+    pub fn load(&mut self, partial: &ArrayRef, group_ids: &[u32], name: &str) -> Result<()> {
+        let log = self.log.take();
+        let loaded = self.merge(partial, group_ids, name);
+        self.log = log;
+        loaded
+    }
+
+    /// One partial struct column of its fields, the map's entries given by
+    /// `offsets` into `keys` and `counts`.
+    fn partial_column(
+        value_type: &DataType,
+        extremes: ArrayRef,
+        sizes: ArrayRef,
+        offsets: &[i32],
+        keys: ArrayRef,
+        counts: &Int64Array,
     ) -> Result<Vec<ArrayRef>> {
-        let [extremes, sizes, map] =
-            <[ArrayRef; 3]>::try_from(self.columns(groups, value_type, name, false)?)
-                .map_err(|_| AggError::Input(format!("{name}: a snapshot of three columns")))?;
-        // The snapshot's `{key, count}` list, re-labelled as the partial's.
-        let (offsets, keys, counts) = read_counted_list(&map, name)?;
         let entries = StructArray::try_new(
             entry_fields(value_type),
-            vec![keys.clone(), Arc::new(counts.clone())],
+            vec![keys, Arc::new(counts.clone())],
             None,
         )?;
         let list = ListArray::try_new(
@@ -88,6 +173,21 @@ where
             None,
         )?;
         Ok(vec![Arc::new(partial)])
+    }
+
+    /// The partial column of the listed groups (local phase output).
+    pub fn partials(
+        &self,
+        groups: &[u32],
+        value_type: &DataType,
+        name: &str,
+    ) -> Result<Vec<ArrayRef>> {
+        let [extremes, sizes, map] =
+            <[ArrayRef; 3]>::try_from(self.columns(groups, value_type, name, false)?)
+                .map_err(|_| AggError::Input(format!("{name}: a snapshot of three columns")))?;
+        // The snapshot's `{key, count}` list, re-labelled as the partial's.
+        let (offsets, keys, counts) = read_counted_list(&map, name)?;
+        Self::partial_column(value_type, extremes, sizes, offsets, keys.clone(), counts)
     }
 
     /// Merges partial `i` into group `group_ids[i]`, in row order. A NULL
@@ -148,7 +248,11 @@ where
             let mut recompute = false;
             for e in offsets[i] as usize..offsets[i + 1] as usize {
                 let other = counts.value(e);
-                match group.map.entry(key_at(e)) {
+                let key = key_at(e);
+                if let Some(log) = &mut self.log {
+                    log.push((g, key.clone()));
+                }
+                match group.map.entry(key) {
                     Entry::Vacant(slot) => {
                         if other > 0 {
                             group.map_size += 1;

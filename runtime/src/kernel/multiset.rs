@@ -185,6 +185,9 @@ where
     /// kept: a local phase's next bundle refills about as many groups, and
     /// growing each map again from nothing was most of its time.
     spare: Vec<Group<Key<R>>>,
+    /// With state in Flink's layout: the `(group, value)` map entries
+    /// changed since the last write-back (`counted_partial.rs`).
+    pub(super) log: Option<Vec<(u32, Key<R>)>>,
     _rule: PhantomData<R>,
 }
 
@@ -207,6 +210,7 @@ where
         CountedExtremes {
             groups: Vec::new(),
             spare: Vec::new(),
+            log: None,
             _rule: PhantomData,
         }
     }
@@ -279,10 +283,13 @@ where
         self.spare = Vec::new();
     }
 
-    /// Empties the listed groups.
+    /// Empties the listed groups (a log records their values as gone).
     pub fn clear(&mut self, groups: &[u32]) {
         for &g in groups {
             if let Some(group) = self.groups.get_mut(g as usize) {
+                if let Some(log) = &mut self.log {
+                    log.extend(group.map.keys().map(|k| (g, k.clone())));
+                }
                 *group = Group::default();
             }
         }
@@ -294,8 +301,10 @@ where
         let groups = || self.groups.iter().chain(&self.spare);
         let slots: usize = groups().map(|g| g.map.capacity()).sum();
         let candidates: usize = groups().map(|g| g.candidates.capacity()).sum();
+        let logged = self.log.as_ref().map_or(0, Vec::capacity);
         (self.groups.capacity() + self.spare.capacity()) * Self::bytes_per_group()
             + slots * Self::bytes_per_slot()
+            + logged * std::mem::size_of::<(u32, Key<R>)>()
             + candidates * std::mem::size_of::<Key<R>>()
     }
 
@@ -409,6 +418,9 @@ where
         let mut value = Owned::<R>::default();
         R::Val::store(&mut value, R::Val::get(column, i));
         let key = value.into_key();
+        if let Some(log) = &mut self.log {
+            log.push((g as u32, key.clone()));
+        }
         let group = &mut self.groups[g];
         if kinds.is_some_and(|k| super::is_retract(k[i])) {
             Self::retract(group, key);

@@ -39,6 +39,18 @@ const DELETE: i8 = 3;
 /// The most the filter of groups written to the backend may take.
 const MAX_FILTER_BYTES: usize = 256 << 20;
 
+/// A field of Flink's accumulator row (its `accTypes`), as the operator
+/// binding its state names it.
+#[derive(Debug, Clone)]
+pub enum FlinkField {
+    /// A field of this type.
+    Type(SqlType),
+    /// A structured accumulator whose data views Flink keeps as map states
+    /// beside `accState` (MIN/MAX over retractions: `agg<i>$map`); the
+    /// call's partial is the same struct, its maps written to those states.
+    StateViews,
+}
+
 /// The write-back bookkeeping of an operator bound to Flink's layout.
 #[derive(Debug)]
 pub(super) struct FlinkState {
@@ -162,7 +174,8 @@ impl GroupAggOperator {
     /// DISTINCT view). See
     /// [`bind_flink_state_with_views`](Self::bind_flink_state_with_views).
     pub fn bind_flink_state(&mut self, acc_types: &[SqlType]) -> Result<()> {
-        self.bind_flink_state_with_views(acc_types, 0)
+        let fields: Vec<FlinkField> = acc_types.iter().cloned().map(FlinkField::Type).collect();
+        self.bind_flink_state_with_views(&fields, 0)
     }
 
     /// Binds the operator's state to Flink's accumulator layout: the
@@ -173,7 +186,7 @@ impl GroupAggOperator {
     /// the error says which differ. Bind before the first batch.
     pub fn bind_flink_state_with_views(
         &mut self,
-        acc_types: &[SqlType],
+        acc_types: &[FlinkField],
         views: usize,
     ) -> Result<()> {
         let refuse = |why: String| Err(AggError::Plan(format!("Flink's state layout: {why}")));
@@ -192,9 +205,10 @@ impl GroupAggOperator {
             Ok(v) => v,
             Err(why) => return refuse(why),
         };
-        if flink_views.len() > 0 && self.ttl_ms().is_some() {
+        let keeps_views = self.accs.iter().any(|a| a.keeps_state_views());
+        if (flink_views.len() > 0 || keeps_views) && self.ttl_ms().is_some() {
             return refuse(
-                "DISTINCT views with a state TTL (Flink keeps a TTL per map entry) are not yet written"
+                "data views with a state TTL (Flink keeps a TTL per map entry) are not yet written"
                     .into(),
             );
         }
@@ -207,21 +221,30 @@ impl GroupAggOperator {
         if !self.table.is_empty() {
             return refuse("the operator already holds groups".into());
         }
-        let flinks: Vec<DataType> = acc_types.iter().map(arrow_type).collect();
         // A GROUP BY without calls: Flink's accumulator row is empty; the
         // runtime's hidden COUNT(*) only marks the group as seen.
-        let stored = if self.plan.calls.is_empty() && flinks.is_empty() {
+        let stored = if self.plan.calls.is_empty() && acc_types.is_empty() {
             0
         } else {
             self.accs.len()
         };
         let mut ours = flink_views.column_types(self, stored);
         let view_types = ours.split_off(ours.len() - views);
-        let same = ours.len() == flinks.len()
-            && ours.iter().zip(&flinks).all(|(a, b)| a.equals_datatype(b));
+        let owners = flink_views.column_owners(self, stored);
+        let same = ours.len() == acc_types.len()
+            && ours
+                .iter()
+                .zip(acc_types)
+                .zip(&owners)
+                .all(|((a, b), &c)| match b {
+                    FlinkField::Type(t) => a.equals_datatype(&arrow_type(t)),
+                    FlinkField::StateViews => {
+                        matches!(a, DataType::Struct(_)) && self.accs[c].keeps_state_views()
+                    }
+                });
         if !same {
             return refuse(format!(
-                "the accumulators hold {ours:?}, Flink's accState holds {flinks:?} ({})",
+                "the accumulators hold {ours:?}, Flink's accState holds {acc_types:?} ({})",
                 self.specializations.join(", ")
             ));
         }

@@ -108,24 +108,35 @@ impl FlinkViews {
         types
     }
 
+    /// By column of [`column_types`](Self::column_types) but the views:
+    /// the call it belongs to.
+    pub(super) fn column_owners(&self, op: &GroupAggOperator, stored: usize) -> Vec<usize> {
+        op.accs[..stored]
+            .iter()
+            .enumerate()
+            .flat_map(|(c, a)| vec![c; own_partials(a.partial_types(), self.viewed(c)).len()])
+            .collect()
+    }
+
     fn viewed(&self, call: usize) -> bool {
         self.in_view.get(call).copied().unwrap_or(false)
     }
 
-    /// Starts logging the entries of every view that change (bind).
+    /// Starts logging the entries of every view that change (bind): the
+    /// DISTINCT views and the calls' own data views.
     pub(super) fn start_logs(&self, op: &mut GroupAggOperator) {
-        for view in &self.views {
-            for &c in &view.calls {
-                op.accs[c].start_view_log();
+        for (c, acc) in op.accs.iter_mut().enumerate() {
+            if self.viewed(c) || acc.keeps_state_views() {
+                acc.start_view_log();
             }
         }
     }
 
     /// Forgets the logged entries: they were written back.
     pub(super) fn clear_logs(&self, op: &mut GroupAggOperator) {
-        for view in &self.views {
-            for &c in &view.calls {
-                op.accs[c].clear_view_log();
+        for (c, acc) in op.accs.iter_mut().enumerate() {
+            if self.viewed(c) || acc.keeps_state_views() {
+                acc.clear_view_log();
             }
         }
     }
@@ -145,10 +156,12 @@ impl FlinkViews {
         let mut columns = Vec::new();
         let mut lists: Vec<Option<ArrayRef>> = vec![None; stored];
         for (c, acc) in op.accs[..stored].iter().enumerate() {
-            let mut partials = acc.partials(groups)?;
-            if self.viewed(c) {
-                lists[c] = partials.pop();
+            if !self.viewed(c) {
+                columns.extend(acc.state_partials(groups, whole)?);
+                continue;
             }
+            let mut partials = acc.partials(groups)?;
+            lists[c] = partials.pop();
             columns.extend(partials);
         }
         for view in &self.views {

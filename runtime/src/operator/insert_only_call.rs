@@ -119,6 +119,14 @@ impl GroupAccumulator for InsertOnlyCall {
         self.0.view_changes(groups)
     }
 
+    fn keeps_state_views(&self) -> bool {
+        self.0.keeps_state_views()
+    }
+
+    fn state_partials(&self, groups: &[u32], whole: bool) -> Result<Vec<ArrayRef>> {
+        self.0.state_partials(groups, whole)
+    }
+
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {
         self.0.evaluate(groups)
     }

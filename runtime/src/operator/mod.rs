@@ -63,6 +63,7 @@ use crate::snapshot::SnapshotMeta;
 use crate::types::{InputMode, Phase, ROW_KIND_COLUMN};
 
 use bundle::{Bundle, NONE};
+pub use flink_state::FlinkField;
 use live::LiveGroups;
 use retract::retracting_rows;
 pub use stats::OperatorStats;

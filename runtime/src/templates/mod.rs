@@ -155,6 +155,15 @@ pub trait TemplateState: Default + Send + std::fmt::Debug + 'static {
     ) -> Result<()> {
         self.merge::<RETRACTING>(spec, partials, groups)
     }
+    /// See `GroupAccumulator::keeps_state_views`.
+    fn keeps_state_views() -> bool {
+        false
+    }
+    /// See `GroupAccumulator::state_partials`.
+    fn state_partials(&self, spec: &AccSpec, groups: &[u32], whole: bool) -> Result<Vec<ArrayRef>> {
+        let _ = whole;
+        self.partials(spec, groups)
+    }
     /// See `GroupAccumulator::start_view_log`.
     fn start_view_log(&mut self) {}
     /// See `GroupAccumulator::clear_view_log`.
@@ -430,6 +439,14 @@ impl<S: TemplateState, const RETRACTING: bool> GroupAccumulator for Accumulator<
 
     fn view_changes(&self, groups: &[u32]) -> Result<Option<distinct_view::ChangedEntries>> {
         self.state.view_changes(&self.spec, groups)
+    }
+
+    fn keeps_state_views(&self) -> bool {
+        S::keeps_state_views()
+    }
+
+    fn state_partials(&self, groups: &[u32], whole: bool) -> Result<Vec<ArrayRef>> {
+        self.state.state_partials(&self.spec, groups, whole)
     }
 
     fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef> {

@@ -343,6 +343,41 @@ macro_rules! ordered_values_phases {
         fn partials(&self, spec: &AccSpec, groups: &[u32]) -> Result<Vec<ArrayRef>> {
             $kernel::partials(self, groups, &spec.result_type, spec.name)
         }
+
+        fn load<const RETRACTING: bool>(
+            &mut self,
+            spec: &AccSpec,
+            partials: &[ArrayRef],
+            groups: &GroupIds<'_>,
+        ) -> Result<()> {
+            $kernel::load(self, &partials[0], groups.ids(), spec.name)
+        }
+
+        /// Flink keeps the map of each call as `agg<i>$map`.
+        fn keeps_state_views() -> bool {
+            true
+        }
+
+        fn state_partials(
+            &self,
+            spec: &AccSpec,
+            groups: &[u32],
+            whole: bool,
+        ) -> Result<Vec<ArrayRef>> {
+            match whole {
+                true => None,
+                false => $kernel::changed_partials(self, groups, &spec.result_type, spec.name)?,
+            }
+            .map_or_else(|| TemplateState::partials(self, spec, groups), Ok)
+        }
+
+        fn start_view_log(&mut self) {
+            $kernel::start_log(self)
+        }
+
+        fn clear_view_log(&mut self) {
+            $kernel::clear_log(self)
+        }
     };
     (single_phase, $kernel:ident) => {
         fn merge<const RETRACTING: bool>(

@@ -5,6 +5,7 @@ import java.util.List;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.api.dataview.DataView;
 import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RawValueData;
@@ -17,6 +18,7 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RawType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.StructuredType;
 import org.apache.flink.table.types.utils.DataTypeUtils;
 
 
@@ -28,7 +30,11 @@ import org.apache.flink.table.types.utils.DataTypeUtils;
  * view (a DistinctInfo's MapView, given by the planner side as a {@code MAP} field named by its
  * state, see FlinkAccumulators): in Flink's row a placeholder ({@code RAW} of a NullSerializer,
  * the map itself in a map state of that name), in the runtime's columns the whole map (the
- * heap {@code RAW(MapView)} of two-phase partials, an Arrow list of entries).
+ * heap {@code RAW(MapView)} of two-phase partials, an Arrow list of entries). A structured
+ * accumulator with data views (MinWithRetractAccumulator's {@code map}) is Flink's {@code
+ * STRUCTURED} type as it is in Flink's row, each view a placeholder there and its entries in a map
+ * state {@code agg<i>$<attribute>} ({@link StructView}); in the runtime's columns the same
+ * structure with each view as the heap {@code RAW(MapView)} of two-phase partials.
  *
  * <p>The order only says whether a value is held: FIRST_VALUE's is {@code Long.MAX_VALUE} until
  * its first value, then that value's arrival time (written here as the write-back's time);
@@ -46,8 +52,22 @@ final class AccumulatorFields {
         /** LAST_VALUE's {@code ROW(lastValue, lastOrder)}: the runtime keeps the value. */
         LAST,
         /** A DISTINCT view: a placeholder in Flink's row, the map in the runtime's. */
-        VIEW
+        VIEW,
+        /** A structured accumulator with data views: placeholders in Flink's row. */
+        STRUCT
     }
+
+    /**
+     * A data view of a structured accumulator: attribute {@code attribute} of field {@code field},
+     * Flink's map state {@code stateId} (DataViewUtils' {@code agg<i>$<attribute>}) with the
+     * MapView type {@code dataType}, and the serializer of the runtime's heap MapView.
+     */
+    record StructView(
+            int field,
+            int attribute,
+            String stateId,
+            DataType dataType,
+            TypeSerializer<MapView<Object, Object>> heapSerializer) {}
 
     /**
      * A DISTINCT view: field {@code field} of the rows, Flink's map state {@code stateId} with
@@ -65,16 +85,23 @@ final class AccumulatorFields {
     private final RowType nativeType;
     private final RowType stateType;
     private final List<View> views = new ArrayList<>();
+    private final List<StructView> structViews = new ArrayList<>();
+    /** Why Flink's row cannot be kept (a data view not written yet), or null. */
+    private String unsupported;
     private final Kind[] kinds;
     private final RowData.FieldGetter[] nativeGetters;
     private final RowData.FieldGetter[] valueGetters;
+    /** By field: a structured accumulator's attribute getters (else null). */
+    private final RowData.FieldGetter[][] attributeGetters;
     private final boolean adapted;
 
-    private AccumulatorFields(RowType flinkType) {
+    private AccumulatorFields(RowType flinkType, RowType viewTypes) {
         int n = flinkType.getFieldCount();
+        int nextView = 0;
         this.kinds = new Kind[n];
         this.nativeGetters = new RowData.FieldGetter[n];
         this.valueGetters = new RowData.FieldGetter[n];
+        this.attributeGetters = new RowData.FieldGetter[n][];
         List<RowType.RowField> fields = new ArrayList<>(n);
         List<RowType.RowField> stateFields = new ArrayList<>(n);
         boolean any = false;
@@ -91,6 +118,43 @@ final class AccumulatorFields {
                 runtimeType = rawView(view, ExternalSerializer.of(view));
                 stateFieldType = rawView(view, NullSerializer.INSTANCE);
                 views.add(new View(i, name, view, heapSerializer(runtimeType)));
+            } else if (kinds[i] == Kind.STRUCT) {
+                StructuredType struct = (StructuredType) type;
+                List<StructuredType.StructuredAttribute> attributes = new ArrayList<>();
+                for (int a = 0; a < struct.getAttributes().size(); a++) {
+                    StructuredType.StructuredAttribute attribute = struct.getAttributes().get(a);
+                    if (!isStateView(attribute.getType())) {
+                        attributes.add(attribute);
+                        continue;
+                    }
+                    if (viewTypes == null || nextView >= viewTypes.getFieldCount()) {
+                        unsupported = "the plan names no data view for " + struct.asSummaryString();
+                        attributes.add(attribute);
+                        continue;
+                    }
+                    String stateId = viewTypes.getFieldNames().get(nextView);
+                    LogicalType viewType = viewTypes.getTypeAt(nextView++);
+                    if (!(viewType instanceof MapType mapType)) {
+                        unsupported = "the list view " + stateId + " is not written yet";
+                        attributes.add(attribute);
+                        continue;
+                    }
+                    DataType view =
+                            MapView.newMapViewDataType(
+                                    DataTypeUtils.toInternalDataType(mapType.getKeyType()),
+                                    DataTypeUtils.toInternalDataType(mapType.getValueType()));
+                    LogicalType heap = rawView(view, ExternalSerializer.of(view));
+                    structViews.add(new StructView(i, a, stateId, view, heapSerializer(heap)));
+                    attributes.add(new StructuredType.StructuredAttribute(attribute.getName(), heap));
+                }
+                runtimeType =
+                        StructuredType.newBuilder(struct.getImplementationClass().orElseThrow())
+                                .attributes(attributes)
+                                .setNullable(struct.isNullable())
+                                .setFinal(struct.isFinal())
+                                .setInstantiable(struct.isInstantiable())
+                                .build();
+                attributeGetters[i] = getters(struct);
             }
             any |= kinds[i] != Kind.PLAIN;
             fields.add(new RowType.RowField(name, runtimeType));
@@ -98,14 +162,35 @@ final class AccumulatorFields {
             nativeGetters[i] = RowData.createFieldGetter(runtimeType, i);
             valueGetters[i] = RowData.createFieldGetter(runtimeType, 0);
         }
+        if (viewTypes != null && nextView != viewTypes.getFieldCount() && unsupported == null) {
+            unsupported = "the plan names " + viewTypes.getFieldCount() + " data views, the accumulators hold " + nextView;
+        }
         this.nativeType = new RowType(flinkType.isNullable(), fields);
         this.stateType = new RowType(flinkType.isNullable(), stateFields);
         this.adapted = any;
     }
 
-    /** The fields of Flink's accumulator row {@code flinkType}. */
-    static AccumulatorFields of(RowType flinkType) {
-        return new AccumulatorFields(flinkType);
+    /**
+     * The fields of Flink's accumulator row {@code flinkType}, whose structured accumulators' data
+     * views are those of {@code viewTypes} (null: none), in order (see FlinkAccumulators).
+     */
+    static AccumulatorFields of(RowType flinkType, RowType viewTypes) {
+        return new AccumulatorFields(flinkType, viewTypes);
+    }
+
+    /** Why Flink's row cannot be kept in its layout yet, or null. */
+    String unsupported() {
+        return unsupported;
+    }
+
+    /** The data views of the structured accumulators, in field and attribute order. */
+    List<StructView> structViews() {
+        return structViews;
+    }
+
+    /** Whether field {@code field} is a structured accumulator with data views. */
+    boolean isStruct(int field) {
+        return kinds[field] == Kind.STRUCT;
     }
 
     /** The runtime's accumulator columns, as a row type. */
@@ -144,6 +229,7 @@ final class AccumulatorFields {
                         case FIRST -> GenericRowData.of(value, value == null ? Long.MAX_VALUE : now);
                         case LAST -> GenericRowData.of(value, Long.MIN_VALUE);
                         case VIEW -> PLACEHOLDER;
+                        case STRUCT -> value == null ? null : struct(i, (RowData) value, true);
                     });
         }
         return out;
@@ -158,11 +244,48 @@ final class AccumulatorFields {
         for (int i = 0; i < kinds.length; i++) {
             if (kinds[i] == Kind.PLAIN) {
                 out.setField(i, nativeGetters[i].getFieldOrNull(acc));
+            } else if (kinds[i] == Kind.STRUCT) {
+                out.setField(i, acc.isNullAt(i) ? null : struct(i, acc.getRow(i, attributeGetters[i].length), false));
             } else if (kinds[i] != Kind.VIEW && !acc.isNullAt(i)) {
                 out.setField(i, valueGetters[i].getFieldOrNull(acc.getRow(i, 2)));
             }
         }
         return out;
+    }
+
+    /**
+     * Structured accumulator {@code field} of {@code row} as a generic row, its data views as
+     * Flink's placeholders ({@code toFlink}) or left NULL for the caller to fill.
+     */
+    private GenericRowData struct(int field, RowData row, boolean toFlink) {
+        RowData.FieldGetter[] getters = attributeGetters[field];
+        GenericRowData out = new GenericRowData(getters.length);
+        for (int a = 0; a < getters.length; a++) {
+            out.setField(a, getters[a].getFieldOrNull(row));
+        }
+        for (StructView view : structViews) {
+            if (view.field() == field) {
+                out.setField(view.attribute(), toFlink ? PLACEHOLDER : null);
+            }
+        }
+        return out;
+    }
+
+    private static RowData.FieldGetter[] getters(StructuredType struct) {
+        List<StructuredType.StructuredAttribute> attributes = struct.getAttributes();
+        RowData.FieldGetter[] getters = new RowData.FieldGetter[attributes.size()];
+        for (int a = 0; a < getters.length; a++) {
+            getters[a] = RowData.createFieldGetter(attributes.get(a).getType(), a);
+        }
+        return getters;
+    }
+
+    /** Whether {@code type} is a data view kept in state (a RAW view with Flink's NullSerializer). */
+    private static boolean isStateView(LogicalType type) {
+        if (!(type instanceof RawType<?> raw) || !(raw.getTypeSerializer() instanceof NullSerializer)) {
+            return false;
+        }
+        return DataView.class.isAssignableFrom(raw.getOriginatingClass());
     }
 
     /**
@@ -196,11 +319,17 @@ final class AccumulatorFields {
 
     /**
      * FIRST or LAST for Flink's FIRST_VALUE or LAST_VALUE accumulator type, VIEW for a DISTINCT
-     * view's MAP field, else PLAIN.
+     * view's MAP field, STRUCT for a structured accumulator with data views kept in state, else
+     * PLAIN.
      */
     private static Kind kindOf(LogicalType type, String name) {
         if (type instanceof MapType && name.startsWith(DISTINCT_STATE)) {
             return Kind.VIEW;
+        }
+        if (type instanceof StructuredType struct
+                && struct.getImplementationClass().isPresent()
+                && struct.getAttributes().stream().anyMatch(a -> isStateView(a.getType()))) {
+            return Kind.STRUCT;
         }
         if (!(type instanceof RowType row)
                 || row.getFieldCount() != 2

@@ -63,6 +63,9 @@ final class FlinkGroupState {
     /** The runtime's marker of a DISTINCT view among the accumulator types it binds. */
     private static final String DISTINCT_VIEW = "DISTINCT_VIEW";
 
+    /** The runtime's marker of a structured accumulator with data views kept in state. */
+    private static final String STATE_VIEWS = "STATE_VIEWS";
+
     /** Flink's name of a group aggregate's accumulator state. */
     static final String ACC_STATE = "accState";
 
@@ -83,6 +86,11 @@ final class FlinkGroupState {
     private final AccumulatorFields accFields;
     /** The DISTINCT views' map states ({@code distinctAcc_<i>}), as {@link AccumulatorFields#views}. */
     private final List<StateMapView<VoidNamespace, Object, Object>> viewStates;
+    /**
+     * The map states of the structured accumulators' data views ({@code agg<i>$<attribute>}), as
+     * {@link AccumulatorFields#structViews}.
+     */
+    private final List<StateMapView<VoidNamespace, Object, Object>> structViewStates;
     private final ArrowToRowData changes;
     private final ArrowToRowData keyReader;
     private final BufferAllocator allocator;
@@ -103,7 +111,7 @@ final class FlinkGroupState {
             Consumer<Object> setCurrentKey,
             BufferAllocator allocator) {
         RowType keyType = spec.keyType();
-        this.accFields = AccumulatorFields.of(spec.accType());
+        this.accFields = AccumulatorFields.of(spec.accType(), spec.viewTypes());
         RowType accType = accFields.stateType();
         ValueStateDescriptor<RowData> descriptor =
                 new ValueStateDescriptor<>(
@@ -115,6 +123,7 @@ final class FlinkGroupState {
         }
         this.accState = store.getState(descriptor);
         this.viewStates = viewStates(accFields, store, ttlConfig);
+        this.structViewStates = structViewStates(accFields, store, ttlConfig);
         this.timedState = ttlConfig.isEnabled() ? timedValues(accState) : null;
         this.backend = backend;
         this.setCurrentKey = setCurrentKey;
@@ -157,11 +166,16 @@ final class FlinkGroupState {
             return null;
         }
         StringBuilder json = new StringBuilder("[");
-        AccumulatorFields fields = AccumulatorFields.of(spec.accType());
+        AccumulatorFields fields = AccumulatorFields.of(spec.accType(), spec.viewTypes());
+        if (fields.unsupported() != null) {
+            refused.accept(fields.unsupported());
+            return null;
+        }
         for (int i = 0; i < fields.nativeType().getFieldCount(); i++) {
             LogicalType type = fields.nativeType().getTypeAt(i);
-            if (fields.isView(i)) {
-                json.append(json.length() > 1 ? "," : "").append(quote(DISTINCT_VIEW));
+            if (fields.isView(i) || fields.isStruct(i)) {
+                json.append(json.length() > 1 ? "," : "")
+                        .append(quote(fields.isView(i) ? DISTINCT_VIEW : STATE_VIEWS));
                 continue;
             }
             if (ArrowTypes.layoutOf(type).isEmpty()) {
@@ -208,6 +222,30 @@ final class FlinkGroupState {
         return states;
     }
 
+    /**
+     * The map state of each of {@code fields}' structured accumulators' data views, with the
+     * descriptor Flink's operator opens it with (PerKeyStateDataViewStore's, the MapViewSpec's
+     * ExternalSerializers, keys never NULL).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static List<StateMapView<VoidNamespace, Object, Object>> structViewStates(
+            AccumulatorFields fields, KeyedStateStore store, StateTtlConfig ttlConfig) {
+        List<StateMapView<VoidNamespace, Object, Object>> states = new ArrayList<>();
+        for (AccumulatorFields.StructView view : fields.structViews()) {
+            MapViewSpec spec =
+                    new MapViewSpec(view.stateId(), view.attribute(), view.dataType().getChildren().get(0), false);
+            TypeSerializer keys = spec.getKeySerializer().orElseGet(() -> ExternalSerializer.of(spec.getKeyDataType()));
+            TypeSerializer values =
+                    spec.getValueSerializer().orElseGet(() -> ExternalSerializer.of(spec.getValueDataType()));
+            MapStateDescriptor<Object, Object> map = new MapStateDescriptor<>(spec.getStateId(), keys, values);
+            if (ttlConfig.isEnabled()) {
+                map.enableTimeToLive(ttlConfig);
+            }
+            states.add(new StateMapView.KeyedStateMapViewWithKeysNotNull<>(store.getMapState(map)));
+        }
+        return states;
+    }
+
     /** The state TTL in the plan ({@code state_ttl_ms}; 0: none). */
     static long stateTtlMs(String planJson) {
         Matcher matcher = STATE_TTL.matcher(planJson);
@@ -248,8 +286,12 @@ final class FlinkGroupState {
                 for (StateMapView<VoidNamespace, Object, Object> view : viewStates) {
                     view.clear();
                 }
+                for (StateMapView<VoidNamespace, Object, Object> view : structViewStates) {
+                    view.clear();
+                }
             } else {
                 writeViews(row);
+                writeStructViews(row);
                 RowData acc = accSerializer.toBinaryRow(accFields.toFlink(accView.replaceRow(row))).copy();
                 if (timedState != null) {
                     timedState.update(new TtlValue<>(acc, row.getLong(writtenField)));
@@ -287,6 +329,40 @@ final class FlinkGroupState {
         }
     }
 
+    /**
+     * Writes the data views of change row {@code row}'s structured accumulators into their map
+     * states: as a DISTINCT view's, only the entries changed since the last write-back, a count of
+     * 0 one that left the map (Flink never keeps a 0).
+     */
+    private void writeStructViews(RowData row) throws Exception {
+        int keys = keyView.getArity();
+        List<AccumulatorFields.StructView> views = accFields.structViews();
+        for (int v = 0; v < views.size(); v++) {
+            AccumulatorFields.StructView view = views.get(v);
+            int field = keys + view.field();
+            if (row.isNullAt(field)) {
+                continue;
+            }
+            RowData struct = row.getRow(field, structArity(view));
+            if (struct.isNullAt(view.attribute())) {
+                continue;
+            }
+            RawValueData<MapView<Object, Object>> raw = struct.getRawValue(view.attribute());
+            StateMapView<VoidNamespace, Object, Object> state = structViewStates.get(v);
+            for (Map.Entry<Object, Object> entry : raw.toObject(view.heapSerializer()).getMap().entrySet()) {
+                if (isZero(entry.getValue())) {
+                    state.remove(entry.getKey());
+                } else {
+                    state.put(entry.getKey(), entry.getValue());
+                }
+            }
+        }
+    }
+
+    private int structArity(AccumulatorFields.StructView view) {
+        return accFields.nativeType().getTypeAt(view.field()).getChildren().size();
+    }
+
     /** Whether a view entry's value (a Long, or a long[] of words) is all 0: no call holds it. */
     private static boolean isZero(Object value) {
         if (value instanceof Long word) {
@@ -303,10 +379,22 @@ final class FlinkGroupState {
     /** The runtime's accumulator row of Flink's {@code acc} for the current key, views read. */
     private RowData toNative(RowData acc) throws Exception {
         RowData out = accFields.toNative(acc);
-        if (viewStates.isEmpty()) {
+        if (viewStates.isEmpty() && structViewStates.isEmpty()) {
             return out;
         }
         GenericRowData row = (GenericRowData) out;
+        List<AccumulatorFields.StructView> structViews = accFields.structViews();
+        for (int v = 0; v < structViews.size(); v++) {
+            AccumulatorFields.StructView view = structViews.get(v);
+            if (row.isNullAt(view.field())) {
+                continue;
+            }
+            MapView<Object, Object> map = new MapView<>();
+            for (Map.Entry<Object, Object> entry : structViewStates.get(v).entries()) {
+                map.put(entry.getKey(), entry.getValue());
+            }
+            ((GenericRowData) row.getField(view.field())).setField(view.attribute(), RawValueData.fromObject(map));
+        }
         for (int v = 0; v < viewStates.size(); v++) {
             MapView<Object, Object> map = new MapView<>();
             for (Map.Entry<Object, Object> entry : viewStates.get(v).entries()) {

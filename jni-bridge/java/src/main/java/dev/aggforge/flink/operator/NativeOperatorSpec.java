@@ -84,6 +84,7 @@ public final class NativeOperatorSpec implements Serializable {
     private final String specializations;
     private final RowType keyType;
     private final RowType accType;
+    private final RowType viewTypes;
 
     /**
      * @param planJson the runtime plan; its column indexes refer to the transposed batch
@@ -121,6 +122,7 @@ public final class NativeOperatorSpec implements Serializable {
                 maxDelayMs,
                 specializations,
                 null,
+                null,
                 null);
     }
 
@@ -141,7 +143,8 @@ public final class NativeOperatorSpec implements Serializable {
             @JsonProperty("maxDelayMs") long maxDelayMs,
             @JsonProperty("specializations") String specializations,
             @JsonProperty("keyType") RowType keyType,
-            @JsonProperty("accType") RowType accType) {
+            @JsonProperty("accType") RowType accType,
+            @JsonProperty("viewTypes") RowType viewTypes) {
         this.planJson = Objects.requireNonNull(planJson);
         this.inputType = Objects.requireNonNull(inputType);
         this.outputType = Objects.requireNonNull(outputType);
@@ -166,13 +169,15 @@ public final class NativeOperatorSpec implements Serializable {
         }
         this.keyType = keyType;
         this.accType = accType;
+        this.viewTypes = viewTypes;
     }
 
     /**
-     * This spec with Flink's state layout: the key row {@code keyType} (the group keys) and the
-     * accumulator row {@code accType} (see {@link #accType}).
+     * This spec with Flink's state layout: the key row {@code keyType} (the group keys), the
+     * accumulator row {@code accType} (see {@link #accType}) and the data views of its structured
+     * accumulators {@code viewTypes} (see {@link #viewTypes}).
      */
-    public NativeOperatorSpec withState(RowType keyType, RowType accType) {
+    public NativeOperatorSpec withState(RowType keyType, RowType accType, RowType viewTypes) {
         return new NativeOperatorSpec(
                 planJson,
                 inputType,
@@ -185,7 +190,8 @@ public final class NativeOperatorSpec implements Serializable {
                 maxDelayMs,
                 specializations,
                 keyType,
-                accType);
+                accType,
+                viewTypes);
     }
 
     /** The plan with {@code max_parallelism} set to the job's real value. */
@@ -257,6 +263,18 @@ public final class NativeOperatorSpec implements Serializable {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public RowType accType() {
         return accType;
+    }
+
+    /**
+     * The data views Flink keeps in state for the structured accumulators of {@link #accType}
+     * (MinWithRetractAccumulator's {@code map}), in field and attribute order: each a field named
+     * by its state ({@code agg<i>$<attribute>}) of type {@code MAP<key, value>} (a MapView) or
+     * {@code ARRAY<element>} (a ListView); null when there are none.
+     */
+    @JsonProperty("viewTypes")
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public RowType viewTypes() {
+        return viewTypes;
     }
 
     /** The group keys' row (the keyed state's key), set with {@link #accType}, else null. */

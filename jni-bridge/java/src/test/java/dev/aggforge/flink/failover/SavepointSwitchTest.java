@@ -69,10 +69,7 @@ class SavepointSwitchTest {
             "SELECT k, MIN(v0), MAX(v0), COUNT(v0), SUM(v1), MIN(v1), MAX(v1), AVG(v1), SUM(v2),"
                     + " MAX(v2), COUNT(*) FROM t GROUP BY k";
 
-    /**
-     * Over retracting input: the outer aggregates keep the record counter and SUM's and AVG's
-     * counts (MIN/MAX over retractions keep a map view, so they are left out here).
-     */
+    /** Over retracting input: the outer aggregates keep the record counter and SUM's and AVG's counts. */
     private static final String RETRACTING_SQL =
             "SELECT MOD(k, 7), COUNT(*), SUM(s), AVG(s), COUNT(m) FROM"
                     + " (SELECT k, SUM(v1) AS s, MAX(v0) AS m FROM t GROUP BY k) GROUP BY MOD(k, 7)";
@@ -85,11 +82,21 @@ class SavepointSwitchTest {
             "SELECT k, FIRST_VALUE(v0), LAST_VALUE(v1), FIRST_VALUE(v2), COUNT(*) FROM t GROUP BY k";
 
     /**
-     * MIN over retracting input: Flink keeps a map view of the values, which aggforge keeps in its
-     * own snapshot format for now.
+     * MIN/MAX over retracting input: Flink's accumulator is a structured MinWithRetractAccumulator
+     * per call, its map of values to counts a map state {@code agg<i>$map} (values leave it as
+     * the inner sums change).
      */
-    private static final String RETRACTING_MIN_SQL =
-            "SELECT MOD(k, 7), MIN(s) FROM (SELECT k, SUM(v1) AS s FROM t GROUP BY k) GROUP BY MOD(k, 7)";
+    private static final String RETRACTING_EXTREMES_SQL =
+            "SELECT MOD(k, 7), MIN(s), MAX(s), MAX(m), COUNT(*) FROM"
+                    + " (SELECT k, SUM(v1) AS s, MAX(v0) AS m FROM t GROUP BY k) GROUP BY MOD(k, 7)";
+
+    /**
+     * LISTAGG over retracting input: Flink keeps list views of the values, which aggforge keeps in
+     * its own snapshot format for now.
+     */
+    private static final String RETRACTING_LISTAGG_SQL =
+            "SELECT MOD(k, 7), LISTAGG(CAST(s AS STRING)) FROM (SELECT k, SUM(v1) AS s FROM t GROUP BY k)"
+                    + " GROUP BY MOD(k, 7)";
 
     /**
      * DISTINCT over retracting input: the views hold counts, and values leave them (entries
@@ -116,7 +123,8 @@ class SavepointSwitchTest {
     /**
      * @param mode IMMEDIATE, MINI_BATCH or TWO_PHASE
      * @param query SQL, RETRACTING_SQL, FIRST_LAST_SQL, DISTINCT_SQL, RETRACTING_DISTINCT_SQL (DISTINCT
-     *     views: Flink's map states) or DISTINCT_KEYS_SQL
+     *     views: Flink's map states), RETRACTING_EXTREMES_SQL (MIN/MAX's map states) or
+     *     DISTINCT_KEYS_SQL
      * @param backend hashmap or rocksdb
      * @param nativeFirst whether the first job (the savepoint's) runs with aggforge
      * @param resumedParallelism the resumed jobs' parallelism
@@ -139,6 +147,10 @@ class SavepointSwitchTest {
         "TWO_PHASE, DISTINCT_SQL, hashmap, true, 1",
         "IMMEDIATE, RETRACTING_DISTINCT_SQL, rocksdb, false, 1",
         "MINI_BATCH, RETRACTING_DISTINCT_SQL, hashmap, true, 2",
+        "IMMEDIATE, RETRACTING_EXTREMES_SQL, rocksdb, false, 1",
+        "IMMEDIATE, RETRACTING_EXTREMES_SQL, hashmap, true, 1",
+        "MINI_BATCH, RETRACTING_EXTREMES_SQL, rocksdb, true, 2",
+        "TWO_PHASE, RETRACTING_EXTREMES_SQL, hashmap, false, 1",
     })
     void savepointMovesBetweenStockFlinkAndAggforge(
             String mode,
@@ -161,6 +173,7 @@ class SavepointSwitchTest {
                     case "FIRST_LAST_SQL" -> FIRST_LAST_SQL;
                     case "DISTINCT_SQL" -> NativeFailoverTest.DISTINCT_SQL;
                     case "RETRACTING_DISTINCT_SQL" -> RETRACTING_DISTINCT_SQL;
+                    case "RETRACTING_EXTREMES_SQL" -> RETRACTING_EXTREMES_SQL;
                     default -> DISTINCT_KEYS_SQL;
                 };
         RunOptions aggforge = NativeFailoverTest.withAggforge(options);
@@ -209,7 +222,7 @@ class SavepointSwitchTest {
     void stateAggforgeCannotKeepInFlinksLayoutIsNeverDropped(@TempDir Path savepoints)
             throws Exception {
         RunOptions aggforge = NativeFailoverTest.withAggforge(IMMEDIATE);
-        String sql = RETRACTING_MIN_SQL;
+        String sql = RETRACTING_LISTAGG_SQL;
         for (boolean nativeFirst : new boolean[] {false, true}) {
             Running first =
                     CheckpointedJob.of(nativeFirst ? aggforge : IMMEDIATE, sql, T)

@@ -79,8 +79,8 @@ class StateLayoutTest {
                 "retracting ; SUM(s), AVG(s), COUNT(s), COUNT(*), SUM(d), AVG(d) ; true ; 4",
                 "retracting ; SUM(s) FILTER (WHERE s > 0) ; true ; 4",
                 "retracting ; COUNT(DISTINCT s), SUM(DISTINCT s) FILTER (WHERE s > 0) ; true ; 4",
-                "retracting ; MIN(s) ; false ; 4",
-                "retracting ; MAX(c) ; false ; 4",
+                "retracting ; MIN(s) ; true ; 4",
+                "retracting ; MAX(c), MIN(d), COUNT(*), MAX(s) FILTER (WHERE s > 0) ; true ; 4",
             })
     void flinksLayoutWhereTheAccumulatorsAreFlinks(String input, String calls, boolean flinkLayout, int twoPhaseNatives)
             throws Exception {

@@ -5,13 +5,17 @@ import java.util.List;
 import java.util.Optional;
 
 import org.apache.flink.table.planner.calcite.FlinkTypeFactory;
+import org.apache.flink.table.planner.plan.utils.AggregateInfo;
 import org.apache.flink.table.planner.plan.utils.AggregateInfoList;
 import org.apache.flink.table.planner.plan.utils.AggregateUtil;
 import org.apache.flink.table.planner.plan.utils.DistinctInfo;
 import org.apache.flink.table.planner.utils.JavaScalaConversionUtil;
+import org.apache.flink.table.runtime.dataview.DataViewSpec;
+import org.apache.flink.table.runtime.dataview.ListViewSpec;
 import org.apache.flink.table.runtime.dataview.MapViewSpec;
 import org.apache.flink.table.runtime.types.LogicalTypeDataTypeConverter;
 import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
@@ -27,6 +31,14 @@ import dev.aggforge.flink.plan.AggregateDescriptor.Phase;
 public final class FlinkAccumulators {
 
     private FlinkAccumulators() {}
+
+    /**
+     * Flink's accumulator row ({@code accType}, see {@link #of}) and the data views its structured
+     * accumulators keep in state ({@code viewTypes}, null when none): each a field named by its
+     * state ({@code agg<i>$<attribute>}, DataViewUtils') of type {@code MAP<key, value>} for a
+     * MapView or {@code ARRAY<element>} for a ListView, in field and attribute order.
+     */
+    public record Layout(RowType accType, RowType viewTypes) {}
 
     /**
      * The row of {@code stock}'s group keys (its keyed state's key), fields {@code key0}, ...
@@ -54,7 +66,7 @@ public final class FlinkAccumulators {
      * @param input the single phase's input row (the global phase's comes from {@code stock})
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    public static Optional<RowType> of(
+    public static Optional<Layout> of(
             StockAggregate stock, RowType input, FlinkTypeFactory typeFactory) {
         AggregateInfoList infos;
         if (stock.phase() == Phase.SINGLE) {
@@ -113,6 +125,30 @@ public final class FlinkAccumulators {
             }
         }
         return Optional.of(
-                RowType.of(types.toArray(new LogicalType[0]), names.toArray(new String[0])));
+                new Layout(
+                        RowType.of(types.toArray(new LogicalType[0]), names.toArray(new String[0])),
+                        viewTypes(infos)));
+    }
+
+    /** The data views of {@code infos}' accumulators (see {@link Layout}), or null. */
+    private static RowType viewTypes(AggregateInfoList infos) {
+        List<LogicalType> types = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        for (AggregateInfo info : infos.aggInfos()) {
+            for (DataViewSpec spec : info.viewSpecs()) {
+                names.add(spec.getStateId());
+                if (spec instanceof MapViewSpec map) {
+                    types.add(
+                            new MapType(
+                                    map.getKeyDataType().getLogicalType(),
+                                    map.getValueDataType().getLogicalType()));
+                } else {
+                    types.add(new ArrayType(((ListViewSpec) spec).getElementDataType().getLogicalType()));
+                }
+            }
+        }
+        return types.isEmpty()
+                ? null
+                : RowType.of(types.toArray(new LogicalType[0]), names.toArray(new String[0]));
     }
 }

@@ -100,12 +100,13 @@ public final class NativeRewrite {
         AggforgeDecision decision =
                 planned.isNative()
                         ? FlinkAccumulators.of(stock, input, typeFactory)
-                                .map(acc -> AggforgeDecision.nativeOperator(
+                                .map(layout -> AggforgeDecision.nativeOperator(
                                         planned.spec()
                                                 .withState(
                                                         FlinkAccumulators.keyRow(
                                                                 stock, input),
-                                                        acc)))
+                                                        layout.accType(),
+                                                        layout.viewTypes())))
                                 .orElse(planned)
                         : planned;
         if (decision.isNative()) {
