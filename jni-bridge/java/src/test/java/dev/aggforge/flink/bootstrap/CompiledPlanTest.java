@@ -96,6 +96,34 @@ class CompiledPlanTest {
         assertEquals(5000, NativeGroupAggOperator.ROWS.get() - rowsBefore);
     }
 
+    /**
+     * MIN/MAX over retracting input keep Flink's layout: the node's JSON carries Flink's
+     * structured accumulator type and its map states' types, and the round trip keeps them.
+     */
+    @Test
+    void aNativePlanWithDataViewStateSurvivesTheJsonRoundTrip() throws Exception {
+        String insert =
+                "INSERT INTO snk SELECT n, MIN(k), MAX(k), COUNT(*) FROM"
+                        + " (SELECT k, COUNT(*) AS n FROM src GROUP BY k) GROUP BY n";
+        StreamTableEnvironment planner =
+                environment(RunOptions.defaults(), true, "CREATE TEMPORARY TABLE snk (n BIGINT, lo BIGINT,"
+                        + " hi BIGINT, c BIGINT) WITH ('connector' = 'blackhole')");
+        String json = planner.compilePlanSql(insert).asJsonString();
+        assertTrue(json.contains("\"viewTypes\""), json);
+        assertTrue(json.contains("MinWithRetractAccumulator"), json);
+        StreamTableEnvironment executor =
+                environment(RunOptions.defaults(), true, "CREATE TEMPORARY TABLE snk (n BIGINT, lo BIGINT,"
+                        + " hi BIGINT, c BIGINT) WITH ('connector' = 'blackhole')");
+        CompiledPlan loaded = executor.loadPlan(PlanReference.fromJsonString(json));
+        assertEquals(json, loaded.asJsonString(), "the JSON round trip keeps the node");
+        long layout = dev.aggforge.flink.operator.NativeAggregateOperator.FLINK_LAYOUT.get();
+        loaded.execute().await();
+        assertEquals(
+                2,
+                dev.aggforge.flink.operator.NativeAggregateOperator.FLINK_LAYOUT.get() - layout,
+                "aggregates in Flink's layout (inner and outer)");
+    }
+
     @Test
     void aNativePlanWithAggforgeOffFailsWithTheOptionNamed() {
         String json = environment(true).compilePlanSql(INSERT).asJsonString();
