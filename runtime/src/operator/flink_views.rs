@@ -7,6 +7,11 @@
 //! view column per DistinctInfo, in Flink's order: a group's whole map as a
 //! list of `{key, value}` entries (`views::ViewLayout`), which the Java
 //! operator writes into the `MapState` and reads back from it.
+//!
+//! The calls' own accumulator columns come from
+//! `GroupAccumulator::state_partials`: a call whose accumulator holds data
+//! views of its own (MIN/MAX over retractions, Flink's `agg<i>$map`) logs
+//! their changed entries too, and a write-back carries only those.
 
 use arrow_array::ArrayRef;
 use arrow_schema::DataType;
