@@ -13,7 +13,7 @@ use arrow_array::{
 };
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, SchemaRef};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// COUNT(DISTINCT v), SUM(DISTINCT v) (one view of two calls) and SUM(v).
@@ -165,7 +165,7 @@ fn a_cache_of_distinct_views_gives_the_changelog_of_unbounded_state() {
                 .collect();
             let mut unbounded = bound(emission, input, 64 << 20);
             let mut cached = bound(emission, input, 256 * 1024);
-            let mut backend = ViewBackend::default();
+            let mut backend = EntryBackend::default();
             let flush = emission == Emission::MiniBatch;
             for batch in &batches {
                 let mut expected = opt_rows(unbounded.process(batch).unwrap());
@@ -188,43 +188,57 @@ fn a_cache_of_distinct_views_gives_the_changelog_of_unbounded_state() {
     }
 }
 
-/// The state backend of the cache test with a DISTINCT view, as Flink's
-/// keeps it: per key the accumulator row and the map state, to which a
-/// change row's view entries apply one by one (an entry whose words are
-/// all 0 is removed), while a row read back carries the whole map.
+/// The state backend of the cache tests with data views, as Flink's keeps
+/// them: per key the accumulator row and, per view column, its map state,
+/// to which a change row's entries apply one by one (an entry whose value
+/// is all 0 is removed), while a row read back carries the whole maps. A
+/// view column is a DISTINCT view (a list of `{key, value}` entries) or a
+/// structured accumulator whose third field is such a list (MIN/MAX over
+/// retractions).
 #[derive(Default)]
-struct ViewBackend {
+pub(crate) struct EntryBackend {
     schema: Option<SchemaRef>,
-    /// Key -> (the change row, its map: value -> words).
-    rows: HashMap<i32, (RecordBatch, HashMap<i64, Vec<i64>>)>,
+    /// Key -> (the change row, per view column its map: value -> words).
+    rows: HashMap<i32, (RecordBatch, BTreeMap<usize, HashMap<i64, Vec<i64>>>)>,
 }
 
-/// Column of the view in this test's change batches (key, 3 accumulator
-/// columns over insert-only input, 6 over retracting).
-fn view_column(schema: &SchemaRef) -> usize {
-    schema.fields().len() - 2
+/// The entries of view column `column` (see [`EntryBackend`]), or `None`
+/// for a column that is no view.
+fn entry_lists(column: &ArrayRef) -> Option<&ListArray> {
+    match column.data_type() {
+        DataType::List(_) => column.as_any().downcast_ref::<ListArray>(),
+        DataType::Struct(fields) if fields.len() == 3 => column
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .and_then(|acc| acc.column(2).as_any().downcast_ref::<ListArray>()),
+        _ => None,
+    }
 }
 
-impl ModelBackend for ViewBackend {
+/// View column `column` of one row with its entries replaced by `map`.
+fn with_whole_map(column: &ArrayRef, map: &HashMap<i64, Vec<i64>>) -> ArrayRef {
+    let Some(acc) = column.as_any().downcast_ref::<StructArray>() else {
+        return whole_view(column.data_type(), map);
+    };
+    let mut columns = acc.columns().to_vec();
+    columns[2] = whole_view(columns[2].data_type(), map);
+    Arc::new(StructArray::try_new(acc.fields().clone(), columns, None).unwrap())
+}
+
+impl ModelBackend for EntryBackend {
     fn write(&mut self, changes: Option<RecordBatch>) {
         let Some(changes) = changes else { return };
         let schema = changes.schema();
         self.schema = Some(schema.clone());
-        let at = view_column(&schema);
         let keys = changes
             .column(0)
             .as_any()
             .downcast_ref::<Int32Array>()
             .unwrap();
         let kinds = changes
-            .column(at + 1)
+            .column(changes.num_columns() - 1)
             .as_any()
             .downcast_ref::<Int8Array>()
-            .unwrap();
-        let views = changes
-            .column(at)
-            .as_any()
-            .downcast_ref::<ListArray>()
             .unwrap();
         for i in 0..changes.num_rows() {
             if kinds.value(i) == D {
@@ -234,21 +248,27 @@ impl ModelBackend for ViewBackend {
             let entry = self
                 .rows
                 .entry(keys.value(i))
-                .or_insert_with(|| (changes.slice(i, 1), HashMap::new()));
+                .or_insert_with(|| (changes.slice(i, 1), BTreeMap::new()));
             entry.0 = changes.slice(i, 1);
-            let entries = views.value(i);
-            let entries = entries.as_any().downcast_ref::<StructArray>().unwrap();
-            let values = entries
-                .column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .unwrap();
-            for e in 0..entries.len() {
-                let words = words_of(entries.column(1), e);
-                if words.iter().all(|&w| w == 0) {
-                    entry.1.remove(&values.value(e));
-                } else {
-                    entry.1.insert(values.value(e), words);
+            for (c, column) in changes.columns().iter().enumerate().skip(1) {
+                let Some(lists) = entry_lists(column) else {
+                    continue;
+                };
+                let map = entry.1.entry(c).or_default();
+                let entries = lists.value(i);
+                let entries = entries.as_any().downcast_ref::<StructArray>().unwrap();
+                let values = entries
+                    .column(0)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap();
+                for e in 0..entries.len() {
+                    let words = words_of(entries.column(1), e);
+                    if words.iter().all(|&w| w == 0) {
+                        map.remove(&values.value(e));
+                    } else {
+                        map.insert(values.value(e), words);
+                    }
                 }
             }
         }
@@ -257,7 +277,6 @@ impl ModelBackend for ViewBackend {
     /// The rows (whole maps) of those of `keys` the backend holds.
     fn read(&self, keys: &RecordBatch) -> Option<RecordBatch> {
         let schema = self.schema.clone()?;
-        let at = view_column(&schema);
         let keys = keys
             .column(0)
             .as_any()
@@ -265,11 +284,13 @@ impl ModelBackend for ViewBackend {
             .unwrap();
         let mut rows = Vec::new();
         for key in keys.iter().flatten() {
-            let Some((row, map)) = self.rows.get(&key) else {
+            let Some((row, maps)) = self.rows.get(&key) else {
                 continue;
             };
             let mut columns: Vec<ArrayRef> = row.columns().to_vec();
-            columns[at] = whole_view(schema.field(at).data_type(), map);
+            for (&c, map) in maps {
+                columns[c] = with_whole_map(&columns[c], map);
+            }
             rows.push(RecordBatch::try_new(schema.clone(), columns).unwrap());
         }
         let first = rows.first()?.schema();

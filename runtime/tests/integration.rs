@@ -13,7 +13,7 @@ mod common;
 mod changelog;
 #[cfg(feature = "datafusion")]
 mod datafusion;
-mod flink_extremes;
+mod flink_accumulator_views;
 mod flink_state;
 mod flink_views;
 mod golden_snapshot;

@@ -87,6 +87,25 @@ impl StringLists {
     /// Merges one partial per row into group `groups[row]`, in row order.
     /// A NULL partial, list or value is an error before any group changes.
     pub fn merge(&mut self, partial: &ArrayRef, groups: &[u32], name: &str) -> Result<()> {
+        self.fold_partials(partial, groups, name, false)
+    }
+
+    /// Sets fresh groups from partials read back from Flink's state
+    /// backend (its list states), as they are: a merge would cancel the
+    /// values a `retractList` shares with its `list` (Flink adds a value
+    /// to the list without looking at the retractList).
+    pub fn load(&mut self, partial: &ArrayRef, groups: &[u32], name: &str) -> Result<()> {
+        self.fold_partials(partial, groups, name, true)
+    }
+
+    /// [`merge`](Self::merge) or, when `exact`, [`load`](Self::load).
+    fn fold_partials(
+        &mut self,
+        partial: &ArrayRef,
+        groups: &[u32],
+        name: &str,
+        exact: bool,
+    ) -> Result<()> {
         let partial = partial
             .as_any()
             .downcast_ref::<StructArray>()
@@ -130,9 +149,24 @@ impl StringLists {
                     .then(|| delimiters.value(row).as_bytes());
                 self.delim[g] = self.delimiters.intern(separator);
             }
-            self.merge_lists(g, list, retracted);
+            if exact {
+                self.set_lists(g, list, retracted);
+            } else {
+                self.merge_lists(g, list, retracted);
+            }
         }
         Ok(())
+    }
+
+    /// Sets group `g`'s lists.
+    fn set_lists(&mut self, g: usize, list: Vec<Box<[u8]>>, retracted: Vec<Box<[u8]>>) {
+        self.payload -=
+            Self::heap(&self.items[g]) + self.retracts.get(g).map_or(0, |r| Self::heap(r));
+        self.payload += Self::heap(&list) + Self::heap(&retracted);
+        self.items[g] = list;
+        if let Some(retracts) = self.retracts.get_mut(g) {
+            *retracts = retracted;
+        }
     }
 
     /// Flink's list merge for group `g`.

@@ -659,6 +659,27 @@ impl TemplateState for StringLists {
         StringLists::merge(self, &partials[0], groups.ids(), spec.name)
     }
 
+    fn load<const RETRACTING: bool>(
+        &mut self,
+        spec: &AccSpec,
+        partials: &[ArrayRef],
+        groups: &GroupIds<'_>,
+    ) -> Result<()> {
+        StringLists::load(self, &partials[0], groups.ids(), spec.name)
+    }
+
+    /// Flink keeps the lists of each call as `agg<i>$list` and
+    /// `agg<i>$retractList`; a write-back writes them whole.
+    fn keeps_state_views() -> bool {
+        true
+    }
+
+    /// Flink's state holds each group's `retractList` in every phase: kept
+    /// from now on (state in Flink's layout).
+    fn start_view_log(&mut self) {
+        self.set_merging();
+    }
+
     fn evaluate(&self, spec: &AccSpec, groups: &[u32]) -> Result<ArrayRef> {
         StringLists::evaluate(self, groups, spec.name)
     }

@@ -6,6 +6,7 @@ import java.util.List;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.api.dataview.DataView;
+import org.apache.flink.table.api.dataview.ListView;
 import org.apache.flink.table.api.dataview.MapView;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RawValueData;
@@ -13,6 +14,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.dataview.NullSerializer;
 import org.apache.flink.table.runtime.typeutils.ExternalSerializer;
 import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.MapType;
@@ -59,15 +61,17 @@ final class AccumulatorFields {
 
     /**
      * A data view of a structured accumulator: attribute {@code attribute} of field {@code field},
-     * Flink's map state {@code stateId} (DataViewUtils' {@code agg<i>$<attribute>}) with the
-     * MapView type {@code dataType}, and the serializer of the runtime's heap MapView.
+     * Flink's map or list state {@code stateId} (DataViewUtils' {@code agg<i>$<attribute>}) with
+     * the MapView or ListView type {@code dataType}, and the serializer of the runtime's heap
+     * view (a {@code MapView} or, when {@code list}, a {@code ListView}).
      */
     record StructView(
             int field,
             int attribute,
             String stateId,
             DataType dataType,
-            TypeSerializer<MapView<Object, Object>> heapSerializer) {}
+            boolean list,
+            TypeSerializer<?> heapSerializer) {}
 
     /**
      * A DISTINCT view: field {@code field} of the rows, Flink's map state {@code stateId} with
@@ -134,17 +138,17 @@ final class AccumulatorFields {
                     }
                     String stateId = viewTypes.getFieldNames().get(nextView);
                     LogicalType viewType = viewTypes.getTypeAt(nextView++);
-                    if (!(viewType instanceof MapType mapType)) {
-                        unsupported = "the list view " + stateId + " is not written yet";
-                        attributes.add(attribute);
-                        continue;
-                    }
+                    boolean list = viewType instanceof ArrayType;
                     DataType view =
-                            MapView.newMapViewDataType(
-                                    DataTypeUtils.toInternalDataType(mapType.getKeyType()),
-                                    DataTypeUtils.toInternalDataType(mapType.getValueType()));
+                            list
+                                    ? ListView.newListViewDataType(DataTypeUtils.toInternalDataType(
+                                            ((ArrayType) viewType).getElementType()))
+                                    : MapView.newMapViewDataType(
+                                            DataTypeUtils.toInternalDataType(((MapType) viewType).getKeyType()),
+                                            DataTypeUtils.toInternalDataType(((MapType) viewType).getValueType()));
                     LogicalType heap = rawView(view, ExternalSerializer.of(view));
-                    structViews.add(new StructView(i, a, stateId, view, heapSerializer(heap)));
+                    structViews.add(
+                            new StructView(i, a, stateId, view, list, ((RawType<?>) heap).getTypeSerializer()));
                     attributes.add(new StructuredType.StructuredAttribute(attribute.getName(), heap));
                 }
                 runtimeType =

@@ -86,11 +86,8 @@ final class FlinkGroupState {
     private final AccumulatorFields accFields;
     /** The DISTINCT views' map states ({@code distinctAcc_<i>}), as {@link AccumulatorFields#views}. */
     private final List<StateMapView<VoidNamespace, Object, Object>> viewStates;
-    /**
-     * The map states of the structured accumulators' data views ({@code agg<i>$<attribute>}), as
-     * {@link AccumulatorFields#structViews}.
-     */
-    private final List<StateMapView<VoidNamespace, Object, Object>> structViewStates;
+    /** The structured accumulators' data views ({@code agg<i>$<attribute>}). */
+    private final StructViewStates structViewStates;
     private final ArrowToRowData changes;
     private final ArrowToRowData keyReader;
     private final BufferAllocator allocator;
@@ -123,7 +120,7 @@ final class FlinkGroupState {
         }
         this.accState = store.getState(descriptor);
         this.viewStates = viewStates(accFields, store, ttlConfig);
-        this.structViewStates = structViewStates(accFields, store, ttlConfig);
+        this.structViewStates = new StructViewStates(accFields, store, ttlConfig);
         this.timedState = ttlConfig.isEnabled() ? timedValues(accState) : null;
         this.backend = backend;
         this.setCurrentKey = setCurrentKey;
@@ -222,30 +219,6 @@ final class FlinkGroupState {
         return states;
     }
 
-    /**
-     * The map state of each of {@code fields}' structured accumulators' data views, with the
-     * descriptor Flink's operator opens it with (PerKeyStateDataViewStore's, the MapViewSpec's
-     * ExternalSerializers, keys never NULL).
-     */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static List<StateMapView<VoidNamespace, Object, Object>> structViewStates(
-            AccumulatorFields fields, KeyedStateStore store, StateTtlConfig ttlConfig) {
-        List<StateMapView<VoidNamespace, Object, Object>> states = new ArrayList<>();
-        for (AccumulatorFields.StructView view : fields.structViews()) {
-            MapViewSpec spec =
-                    new MapViewSpec(view.stateId(), view.attribute(), view.dataType().getChildren().get(0), false);
-            TypeSerializer keys = spec.getKeySerializer().orElseGet(() -> ExternalSerializer.of(spec.getKeyDataType()));
-            TypeSerializer values =
-                    spec.getValueSerializer().orElseGet(() -> ExternalSerializer.of(spec.getValueDataType()));
-            MapStateDescriptor<Object, Object> map = new MapStateDescriptor<>(spec.getStateId(), keys, values);
-            if (ttlConfig.isEnabled()) {
-                map.enableTimeToLive(ttlConfig);
-            }
-            states.add(new StateMapView.KeyedStateMapViewWithKeysNotNull<>(store.getMapState(map)));
-        }
-        return states;
-    }
-
     /** The state TTL in the plan ({@code state_ttl_ms}; 0: none). */
     static long stateTtlMs(String planJson) {
         Matcher matcher = STATE_TTL.matcher(planJson);
@@ -286,12 +259,10 @@ final class FlinkGroupState {
                 for (StateMapView<VoidNamespace, Object, Object> view : viewStates) {
                     view.clear();
                 }
-                for (StateMapView<VoidNamespace, Object, Object> view : structViewStates) {
-                    view.clear();
-                }
+                structViewStates.clear();
             } else {
                 writeViews(row);
-                writeStructViews(row);
+                structViewStates.write(row, keyView.getArity());
                 RowData acc = accSerializer.toBinaryRow(accFields.toFlink(accView.replaceRow(row))).copy();
                 if (timedState != null) {
                     timedState.update(new TtlValue<>(acc, row.getLong(writtenField)));
@@ -329,40 +300,6 @@ final class FlinkGroupState {
         }
     }
 
-    /**
-     * Writes the data views of change row {@code row}'s structured accumulators into their map
-     * states: as a DISTINCT view's, only the entries changed since the last write-back, a count of
-     * 0 one that left the map (Flink never keeps a 0).
-     */
-    private void writeStructViews(RowData row) throws Exception {
-        int keys = keyView.getArity();
-        List<AccumulatorFields.StructView> views = accFields.structViews();
-        for (int v = 0; v < views.size(); v++) {
-            AccumulatorFields.StructView view = views.get(v);
-            int field = keys + view.field();
-            if (row.isNullAt(field)) {
-                continue;
-            }
-            RowData struct = row.getRow(field, structArity(view));
-            if (struct.isNullAt(view.attribute())) {
-                continue;
-            }
-            RawValueData<MapView<Object, Object>> raw = struct.getRawValue(view.attribute());
-            StateMapView<VoidNamespace, Object, Object> state = structViewStates.get(v);
-            for (Map.Entry<Object, Object> entry : raw.toObject(view.heapSerializer()).getMap().entrySet()) {
-                if (isZero(entry.getValue())) {
-                    state.remove(entry.getKey());
-                } else {
-                    state.put(entry.getKey(), entry.getValue());
-                }
-            }
-        }
-    }
-
-    private int structArity(AccumulatorFields.StructView view) {
-        return accFields.nativeType().getTypeAt(view.field()).getChildren().size();
-    }
-
     /** Whether a view entry's value (a Long, or a long[] of words) is all 0: no call holds it. */
     private static boolean isZero(Object value) {
         if (value instanceof Long word) {
@@ -383,18 +320,7 @@ final class FlinkGroupState {
             return out;
         }
         GenericRowData row = (GenericRowData) out;
-        List<AccumulatorFields.StructView> structViews = accFields.structViews();
-        for (int v = 0; v < structViews.size(); v++) {
-            AccumulatorFields.StructView view = structViews.get(v);
-            if (row.isNullAt(view.field())) {
-                continue;
-            }
-            MapView<Object, Object> map = new MapView<>();
-            for (Map.Entry<Object, Object> entry : structViewStates.get(v).entries()) {
-                map.put(entry.getKey(), entry.getValue());
-            }
-            ((GenericRowData) row.getField(view.field())).setField(view.attribute(), RawValueData.fromObject(map));
-        }
+        structViewStates.read(row);
         for (int v = 0; v < viewStates.size(); v++) {
             MapView<Object, Object> map = new MapView<>();
             for (Map.Entry<Object, Object> entry : viewStates.get(v).entries()) {

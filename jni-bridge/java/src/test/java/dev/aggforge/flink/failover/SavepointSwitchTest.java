@@ -91,11 +91,20 @@ class SavepointSwitchTest {
                     + " (SELECT k, SUM(v1) AS s, MAX(v0) AS m FROM t GROUP BY k) GROUP BY MOD(k, 7)";
 
     /**
-     * LISTAGG over retracting input: Flink keeps list views of the values, which aggforge keeps in
-     * its own snapshot format for now.
+     * LISTAGG over retracting input: Flink's accumulator is a structured
+     * ListAgg(Ws)WithRetractAccumulator per call, its lists list states {@code agg<i>$list} and
+     * {@code agg<i>$retractList} (order matters: single phase, parallelism 1).
      */
     private static final String RETRACTING_LISTAGG_SQL =
-            "SELECT MOD(k, 7), LISTAGG(CAST(s AS STRING)) FROM (SELECT k, SUM(v1) AS s FROM t GROUP BY k)"
+            "SELECT MOD(k, 7), LISTAGG(CAST(s AS STRING)), LISTAGG(CAST(MOD(s, 100) AS STRING), '|'),"
+                    + " COUNT(*) FROM (SELECT k, SUM(v1) AS s FROM t GROUP BY k) GROUP BY MOD(k, 7)";
+
+    /**
+     * FIRST_VALUE over retracting input: Flink keeps map views of values and arrival orders,
+     * which aggforge keeps in its own snapshot format for now.
+     */
+    private static final String RETRACTING_FIRST_SQL =
+            "SELECT MOD(k, 7), FIRST_VALUE(s) FROM (SELECT k, SUM(v1) AS s FROM t GROUP BY k)"
                     + " GROUP BY MOD(k, 7)";
 
     /**
@@ -123,8 +132,8 @@ class SavepointSwitchTest {
     /**
      * @param mode IMMEDIATE, MINI_BATCH or TWO_PHASE
      * @param query SQL, RETRACTING_SQL, FIRST_LAST_SQL, DISTINCT_SQL, RETRACTING_DISTINCT_SQL (DISTINCT
-     *     views: Flink's map states), RETRACTING_EXTREMES_SQL (MIN/MAX's map states) or
-     *     DISTINCT_KEYS_SQL
+     *     views: Flink's map states), RETRACTING_EXTREMES_SQL (MIN/MAX's map states),
+     *     RETRACTING_LISTAGG_SQL (LISTAGG's list states) or DISTINCT_KEYS_SQL
      * @param backend hashmap or rocksdb
      * @param nativeFirst whether the first job (the savepoint's) runs with aggforge
      * @param resumedParallelism the resumed jobs' parallelism
@@ -151,6 +160,8 @@ class SavepointSwitchTest {
         "IMMEDIATE, RETRACTING_EXTREMES_SQL, hashmap, true, 1",
         "MINI_BATCH, RETRACTING_EXTREMES_SQL, rocksdb, true, 2",
         "TWO_PHASE, RETRACTING_EXTREMES_SQL, hashmap, false, 1",
+        "IMMEDIATE, RETRACTING_LISTAGG_SQL, rocksdb, false, 1",
+        "IMMEDIATE, RETRACTING_LISTAGG_SQL, hashmap, true, 1",
     })
     void savepointMovesBetweenStockFlinkAndAggforge(
             String mode,
@@ -174,6 +185,7 @@ class SavepointSwitchTest {
                     case "DISTINCT_SQL" -> NativeFailoverTest.DISTINCT_SQL;
                     case "RETRACTING_DISTINCT_SQL" -> RETRACTING_DISTINCT_SQL;
                     case "RETRACTING_EXTREMES_SQL" -> RETRACTING_EXTREMES_SQL;
+                    case "RETRACTING_LISTAGG_SQL" -> RETRACTING_LISTAGG_SQL;
                     default -> DISTINCT_KEYS_SQL;
                 };
         RunOptions aggforge = NativeFailoverTest.withAggforge(options);
@@ -222,7 +234,7 @@ class SavepointSwitchTest {
     void stateAggforgeCannotKeepInFlinksLayoutIsNeverDropped(@TempDir Path savepoints)
             throws Exception {
         RunOptions aggforge = NativeFailoverTest.withAggforge(IMMEDIATE);
-        String sql = RETRACTING_LISTAGG_SQL;
+        String sql = RETRACTING_FIRST_SQL;
         for (boolean nativeFirst : new boolean[] {false, true}) {
             Running first =
                     CheckpointedJob.of(nativeFirst ? aggforge : IMMEDIATE, sql, T)

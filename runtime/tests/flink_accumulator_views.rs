@@ -1,12 +1,16 @@
-//! MIN/MAX over retracting input in Flink's layout: each call's accumulator
-//! is Flink's structured `(min | max, mapSize, map)`, its map a map state
-//! (`agg<i>$map`). A change batch carries the struct per call, its map
-//! holding only the entries changed since the last write-back (a count of
-//! 0: the entry left the map); a cache emptied into a backend that applies
-//! those entries continues exactly as unbounded state.
+//! Calls whose accumulator holds data views, in Flink's layout. MIN/MAX
+//! over retracting input: each call's accumulator is Flink's structured
+//! `(min | max, mapSize, map)`, its map a map state (`agg<i>$map`). A change
+//! batch carries the struct per call, its map holding only the entries
+//! changed since the last write-back (a count of 0: the entry left the
+//! map); a cache emptied into a backend that applies those entries
+//! continues exactly as unbounded state. LISTAGG over retracting input:
+//! `(list, retractList[, delimiter])`, the lists list states written whole
+//! and read back as they are.
 
 use crate::common::*;
 use crate::flink_state::{cached_step, ModelBackend, D, I};
+use crate::flink_views::EntryBackend;
 use aggforge_runtime::operator::{FlinkField, GroupAggOperator};
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
@@ -190,7 +194,7 @@ fn a_cache_of_retracting_extremes_gives_the_changelog_of_unbounded_state() {
             .collect();
         let mut unbounded = bound(emission, 64 << 20);
         let mut cached = bound(emission, 256 * 1024);
-        let mut backend = MapBackend::default();
+        let mut backend = EntryBackend::default();
         let flush = emission == Emission::MiniBatch;
         for (i, batch) in batches.iter().enumerate() {
             let mut expected = opt_rows(unbounded.process(batch).unwrap());
@@ -217,120 +221,82 @@ fn a_cache_of_retracting_extremes_gives_the_changelog_of_unbounded_state() {
     }
 }
 
-/// The state backend of the cache test as Flink's keeps it: per key the
-/// accumulator row and, per structured column, the map state, to which a
-/// change row's entries apply one by one (a count of 0 is removed), while a
-/// row read back carries the whole maps.
-#[derive(Default)]
-struct MapBackend {
-    schema: Option<SchemaRef>,
-    /// Key -> (the change row, per struct column its map: value -> count).
-    rows: HashMap<i32, (RecordBatch, BTreeMap<usize, HashMap<i64, i64>>)>,
-}
-
-/// The change batch's struct (accumulator) columns.
-fn struct_columns(schema: &SchemaRef) -> Vec<usize> {
-    (0..schema.fields().len())
-        .filter(|&c| matches!(schema.field(c).data_type(), DataType::Struct(_)))
-        .collect()
-}
-
-impl ModelBackend for MapBackend {
-    fn write(&mut self, changes: Option<RecordBatch>) {
-        let Some(changes) = changes else { return };
-        let schema = changes.schema();
-        self.schema = Some(schema.clone());
-        let keys = changes
-            .column(0)
-            .as_any()
-            .downcast_ref::<Int32Array>()
-            .unwrap();
-        let kinds = changes
-            .column(changes.num_columns() - 1)
-            .as_any()
-            .downcast_ref::<Int8Array>()
-            .unwrap();
-        for i in 0..changes.num_rows() {
-            if kinds.value(i) == D {
-                self.rows.remove(&keys.value(i));
-                continue;
-            }
-            let entry = self
-                .rows
-                .entry(keys.value(i))
-                .or_insert_with(|| (changes.slice(i, 1), BTreeMap::new()));
-            entry.0 = changes.slice(i, 1);
-            for c in struct_columns(&schema) {
-                let acc = changes
-                    .column(c)
-                    .as_any()
-                    .downcast_ref::<StructArray>()
-                    .unwrap();
-                let maps = acc.column(2).as_any().downcast_ref::<ListArray>().unwrap();
-                let map = entry.1.entry(c).or_default();
-                for (value, count) in sorted_entries(&maps.value(i)) {
-                    if count == 0 {
-                        map.remove(&value);
-                    } else {
-                        map.insert(value, count);
-                    }
-                }
-            }
-        }
-    }
-
-    /// The rows (whole maps) of those of `keys` the backend holds.
-    fn read(&self, keys: &RecordBatch) -> Option<RecordBatch> {
-        let schema = self.schema.clone()?;
-        let keys = keys
-            .column(0)
-            .as_any()
-            .downcast_ref::<Int32Array>()
-            .unwrap();
-        let mut rows = Vec::new();
-        for key in keys.iter().flatten() {
-            let Some((row, maps)) = self.rows.get(&key) else {
-                continue;
-            };
-            let mut columns: Vec<ArrayRef> = row.columns().to_vec();
-            for (&c, map) in maps {
-                columns[c] = with_whole_map(&columns[c], map);
-            }
-            rows.push(RecordBatch::try_new(schema.clone(), columns).unwrap());
-        }
-        let first = rows.first()?.schema();
-        Some(arrow_select::concat::concat_batches(&first, &rows).unwrap())
-    }
-}
-
-/// A one-row struct column `acc` with its map replaced by `map`.
-fn with_whole_map(acc: &ArrayRef, map: &HashMap<i64, i64>) -> ArrayRef {
-    let acc = acc.as_any().downcast_ref::<StructArray>().unwrap();
-    let lists = acc.column(2).as_any().downcast_ref::<ListArray>().unwrap();
-    let DataType::List(item) = lists.data_type() else {
-        panic!("{}", lists.data_type())
-    };
-    let DataType::Struct(fields) = item.data_type() else {
-        panic!("{item}")
-    };
-    let mut entries: Vec<(i64, i64)> = map.iter().map(|(&k, &c)| (k, c)).collect();
-    entries.sort();
-    let values = Int64Array::from_iter_values(entries.iter().map(|e| e.0));
-    let counts = Int64Array::from_iter_values(entries.iter().map(|e| e.1));
-    let entries_array = StructArray::try_new(
-        fields.clone(),
-        vec![Arc::new(values), Arc::new(counts)],
-        None,
+/// LISTAGG(v) over retracting input, `v` a string.
+fn listagg_bound() -> GroupAggOperator {
+    let mut p = plan(
+        SqlType::of("INT"),
+        vec![call("LISTAGG", Some((1, SqlType::of("STRING"))))],
+        Emission::Immediate,
+    );
+    p.input = InputMode::Retracting;
+    let mut op = GroupAggOperator::new(p).unwrap();
+    op.bind_flink_state_with_views(
+        &[
+            FlinkField::StateViews,
+            FlinkField::Type(SqlType::of("BIGINT")),
+        ],
+        0,
     )
     .unwrap();
-    let list = ListArray::try_new(
-        item.clone(),
-        OffsetBuffer::from_lengths([entries.len()]),
-        Arc::new(entries_array),
-        None,
+    op
+}
+
+fn string_rows(rows: &[(i8, i32, &str)]) -> RecordBatch {
+    batch_with_kinds(
+        vec![
+            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.1))),
+            Arc::new(arrow_array::StringArray::from_iter_values(
+                rows.iter().map(|r| r.2),
+            )),
+        ],
+        rows.iter().map(|r| r.0).collect(),
     )
+}
+
+/// Row 0's `list` and `retractList` of a LISTAGG change batch.
+fn lists(changes: &RecordBatch) -> (Vec<String>, Vec<String>) {
+    let acc = changes
+        .column(1)
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .unwrap();
+    let list = |c: usize| -> Vec<String> {
+        let lists = acc.column(c).as_any().downcast_ref::<ListArray>().unwrap();
+        let values = lists.value(0);
+        let values = values
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .unwrap();
+        values.iter().map(|v| v.unwrap().to_string()).collect()
+    };
+    (list(0), list(1))
+}
+
+#[test]
+fn listagg_keeps_flinks_retract_list_and_loads_it_as_it_is() {
+    let mut op = listagg_bound();
+    // "c" is retracted before it arrives: Flink's retractList keeps it
+    // (in the single phase too), and the later "c" joins the list.
+    op.process(&string_rows(&[
+        (I, 1, "a"),
+        (I, 1, "b"),
+        (D, 1, "c"),
+        (I, 1, "c"),
+    ]))
     .unwrap();
-    let mut columns = acc.columns().to_vec();
-    columns[2] = Arc::new(list);
-    Arc::new(StructArray::try_new(acc.fields().clone(), columns, None).unwrap())
+    let changes = op.state_changes().unwrap().unwrap();
+    assert_eq!(lists(&changes), (strs(&["a", "b", "c"]), strs(&["c"])));
+    // Read back into a fresh operator: the lists as they are (a merge
+    // would cancel the "c"s).
+    let mut fresh = listagg_bound();
+    fresh.load_state(&changes).unwrap();
+    let out = fresh
+        .process(&string_rows(&[(I, 1, "d")]))
+        .unwrap()
+        .unwrap();
+    assert_eq!(rows(&out), strs(&["-U[1, a,b,c]", "+U[1, a,b,c,d]"]));
+    assert_eq!(
+        lists(&fresh.state_changes().unwrap().unwrap()),
+        (strs(&["a", "b", "c", "d"]), strs(&["c"]))
+    );
 }
