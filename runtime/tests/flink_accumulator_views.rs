@@ -14,12 +14,7 @@ use crate::flink_views::EntryBackend;
 use aggforge_runtime::operator::{FlinkField, GroupAggOperator};
 use aggforge_runtime::plan::{AggPlan, Emission};
 use aggforge_runtime::types::{InputMode, SqlType};
-use arrow_array::{
-    Array, ArrayRef, Int32Array, Int64Array, Int8Array, ListArray, RecordBatch, StructArray,
-};
-use arrow_buffer::OffsetBuffer;
-use arrow_schema::{DataType, SchemaRef};
-use std::collections::{BTreeMap, HashMap};
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, RecordBatch, StructArray};
 use std::sync::Arc;
 
 /// MIN(v), MAX(v) over retracting input.

@@ -198,9 +198,12 @@ fn a_cache_of_distinct_views_gives_the_changelog_of_unbounded_state() {
 #[derive(Default)]
 pub(crate) struct EntryBackend {
     schema: Option<SchemaRef>,
-    /// Key -> (the change row, per view column its map: value -> words).
-    rows: HashMap<i32, (RecordBatch, BTreeMap<usize, HashMap<i64, Vec<i64>>>)>,
+    /// Key -> (the change row, per view column its map).
+    rows: HashMap<i32, (RecordBatch, BTreeMap<usize, ViewMap>)>,
 }
+
+/// A view's map state: value -> words (bits or counts).
+type ViewMap = HashMap<i64, Vec<i64>>;
 
 /// The entries of view column `column` (see [`EntryBackend`]), or `None`
 /// for a column that is no view.
