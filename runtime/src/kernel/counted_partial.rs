@@ -28,7 +28,9 @@ use arrow_array::{Array, ArrayRef, Int64Array, ListArray, StructArray};
 use arrow_schema::{DataType, Field, Fields};
 
 use super::bind::Binding;
-use super::multiset::{beats, read_counted_list, CountedExtremes, JavaOrd, MultisetRule, Owned};
+use super::multiset::{
+    beats, logged, read_counted_list, CountedExtremes, JavaOrd, MultisetRule, Owned,
+};
 use crate::error::{AggError, Result};
 
 /// The fields of a partial's map entry: the view column's `{key, value}`.
@@ -70,7 +72,7 @@ where
     /// Starts logging the map entries that change (state in Flink's
     /// layout).
     pub fn start_log(&mut self) {
-        self.log.get_or_insert_with(Vec::new);
+        self.log.get_or_insert_with(HashSet::new);
     }
 
     /// Forgets the logged entries: they were written back.
@@ -92,15 +94,14 @@ where
         let Some(log) = &self.log else {
             return Ok(None);
         };
-        let mut order: Vec<usize> = (0..log.len()).collect();
-        order.sort_by_key(|&i| log[i].0);
+        let mut order: Vec<&(u32, _)> = log.iter().collect();
+        order.sort_unstable_by_key(|entry| entry.0);
         let mut extremes = Vec::with_capacity(groups.len());
         let mut extreme_valid = Vec::with_capacity(groups.len());
         let mut sizes = Vec::with_capacity(groups.len());
         let mut offsets = vec![0i32];
         let mut keys = Vec::new();
         let mut counts = Vec::new();
-        let mut seen = HashSet::new();
         for &g in groups {
             let group = &self.groups[super::group_index(g, self.groups.len(), name)?];
             extreme_valid.push(group.extreme.is_some());
@@ -112,15 +113,11 @@ where
                     .unwrap_or_default(),
             );
             sizes.push(group.map_size);
-            let start = order.partition_point(|&i| log[i].0 < g);
-            let end = order.partition_point(|&i| log[i].0 <= g);
-            seen.clear();
-            for &i in &order[start..end] {
-                let key = &log[i].1;
-                if seen.insert(key) {
-                    keys.push(<Owned<R> as JavaOrd>::from_key(key));
-                    counts.push(group.map.get(key).copied().unwrap_or(0));
-                }
+            let start = order.partition_point(|entry| entry.0 < g);
+            let end = order.partition_point(|entry| entry.0 <= g);
+            for (_, key) in &order[start..end] {
+                keys.push(<Owned<R> as JavaOrd>::from_key(key));
+                counts.push(group.map.get(key).copied().unwrap_or(0));
             }
             offsets.push(keys.len() as i32);
         }
@@ -248,10 +245,7 @@ where
             let mut recompute = false;
             for e in offsets[i] as usize..offsets[i + 1] as usize {
                 let other = counts.value(e);
-                let key = key_at(e);
-                if let Some(log) = &mut self.log {
-                    log.push((g, key.clone()));
-                }
+                let key = logged(&mut self.log, g, key_at(e));
                 match group.map.entry(key) {
                     Entry::Vacant(slot) => {
                         if other > 0 {

@@ -10,9 +10,10 @@
 //! every key, negative ones included.
 
 use hashbrown::hash_map::Entry;
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use std::cmp::Ordering;
 use std::fmt;
+use std::hash::Hash;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -186,8 +187,8 @@ where
     /// growing each map again from nothing was most of its time.
     spare: Vec<Group<Key<R>>>,
     /// With state in Flink's layout: the `(group, value)` map entries
-    /// changed since the last write-back (`counted_partial.rs`).
-    pub(super) log: Option<Vec<(u32, Key<R>)>>,
+    /// changed since the last write-back (`counted_partial.rs`), each once.
+    pub(super) log: Option<HashSet<(u32, Key<R>)>>,
     _rule: PhantomData<R>,
 }
 
@@ -214,6 +215,23 @@ where
             _rule: PhantomData,
         }
     }
+}
+
+/// Records entry `(group, key)` in `log` (if any) unless it is there
+/// already (a key is cloned only when new); gives the key back.
+pub(super) fn logged<K: Hash + Eq + Clone>(
+    log: &mut Option<HashSet<(u32, K)>>,
+    group: u32,
+    key: K,
+) -> K {
+    let Some(log) = log else {
+        return key;
+    };
+    let entry = (group, key);
+    if !log.contains(&entry) {
+        log.insert(entry.clone());
+    }
+    entry.1
 }
 
 /// `a` is a better extreme than `b` (strictly).
@@ -301,10 +319,10 @@ where
         let groups = || self.groups.iter().chain(&self.spare);
         let slots: usize = groups().map(|g| g.map.capacity()).sum();
         let candidates: usize = groups().map(|g| g.candidates.capacity()).sum();
-        let logged = self.log.as_ref().map_or(0, Vec::capacity);
+        let logged = self.log.as_ref().map_or(0, HashSet::capacity);
         (self.groups.capacity() + self.spare.capacity()) * Self::bytes_per_group()
             + slots * Self::bytes_per_slot()
-            + logged * std::mem::size_of::<(u32, Key<R>)>()
+            + logged * (std::mem::size_of::<(u32, Key<R>)>() + 1)
             + candidates * std::mem::size_of::<Key<R>>()
     }
 
@@ -417,10 +435,7 @@ where
     ) {
         let mut value = Owned::<R>::default();
         R::Val::store(&mut value, R::Val::get(column, i));
-        let key = value.into_key();
-        if let Some(log) = &mut self.log {
-            log.push((g as u32, key.clone()));
-        }
+        let key = logged(&mut self.log, g as u32, value.into_key());
         let group = &mut self.groups[g];
         if kinds.is_some_and(|k| super::is_retract(k[i])) {
             Self::retract(group, key);
